@@ -1,0 +1,76 @@
+"""``citeworth`` command line: ``citeworth run STAGE`` and the tools around the dataset."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import sys
+from pathlib import Path
+
+from citeworth.errors import StageFailed
+from citeworth.params import ParamsError
+from citeworth.stages import STAGES, UnknownStage, run_stage
+
+# Subcommands contributed by library modules: name -> "module:function(argv) -> int".
+TOOLS: dict[str, tuple[str, str]] = {
+    "predict": ("citeworth.predict:main", "score sentences of text/paragraphs/JSONL for cite-worthiness"),
+    "table3": ("citeworth.curate.annotation:main", "export / score the blind Table 3 annotation sheet"),
+}
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="citeworth",
+        description="Build cite-worthiness datasets from scientific papers and train models on them.",
+    )
+    parser.add_argument("-v", "--verbose", action="store_true", help="debug logging")
+    sub = parser.add_subparsers(dest="command", required=True)
+    run = sub.add_parser(
+        "run",
+        help="run one pipeline stage with its params.yaml section",
+        description="Run one stage. Parameters come from the stage's section of params.yaml; "
+        "-S key=value overrides one (values are YAML, e.g. -S workers=2 -S 'models=[tfidf_lr]').",
+    )
+    run.add_argument("stage", choices=list(STAGES), help="the stage to run")
+    run.add_argument("--params", type=Path, default=Path("params.yaml"), help="params file (default: %(default)s)")
+    run.add_argument("-S", "--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
+                     help="override a parameter of the stage's section (repeatable)")
+    run.add_argument("--workers", type=int, help="shorthand for -S workers=N (parallel processes)")
+    for name, (_, help_text) in TOOLS.items():
+        tool = sub.add_parser(name, help=help_text, add_help=False)
+        tool.add_argument("args", nargs=argparse.REMAINDER)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    # Tools own their argument parsing (and --help); hand them the rest of the line untouched.
+    if argv and argv[0] in TOOLS:
+        import importlib
+
+        module, _, attr = TOOLS[argv[0]][0].partition(":")
+        return getattr(importlib.import_module(module), attr)(argv[1:])
+    args = _parser().parse_args(argv)
+    logging.basicConfig(
+        level=logging.DEBUG if args.verbose else logging.INFO,
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+    )
+    overrides = list(args.overrides)
+    if args.workers is not None:
+        overrides.append(f"workers={args.workers}")
+    try:
+        summary = run_stage(args.stage, overrides, args.params)
+    except (ParamsError, UnknownStage) as exc:
+        print(f"citeworth: {exc}", file=sys.stderr)
+        return 2
+    except StageFailed as exc:
+        print(f"citeworth: stage {args.stage} failed: {exc}", file=sys.stderr)
+        return 1
+    if summary is not None:
+        print(json.dumps(summary, indent=2, sort_keys=True, default=str))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,54 @@
+"""The pipeline's stages: one function each, shared by the CLI, ``dvc.yaml`` and the Airflow DAGs.
+
+A stage function takes one argument, ``params``, typed with its params dataclass, and returns a
+small JSON-able summary. Stages are imported lazily so that running one stage (or parsing a DAG)
+never imports the heavy libraries of another.
+"""
+
+from __future__ import annotations
+
+import importlib
+import typing
+from pathlib import Path
+from typing import Any, Callable
+
+from citeworth.params import DEFAULT_PARAMS, apply_overrides, build, load_section
+
+STAGES: dict[str, str] = {
+    "download": "citeworth.download.stage:download",
+    "curate": "citeworth.curate.stage:curate",
+    "curate_baseline": "citeworth.curate.stage:curate",
+    "assemble": "citeworth.curate.assemble:assemble",
+    "assemble_baseline": "citeworth.curate.assemble:assemble",
+    "validate": "citeworth.quality.gate:validate",
+    "train": "citeworth.training:train",
+    "domains": "citeworth.domains:domains",
+    "transfer": "citeworth.transfer:transfer",
+    "report": "citeworth.report:report",
+}
+
+
+class UnknownStage(KeyError):
+    pass
+
+
+def stage_function(name: str) -> Callable[[Any], Any]:
+    if name not in STAGES:
+        raise UnknownStage(f"unknown stage {name!r}; stages: {', '.join(STAGES)}")
+    module, _, attr = STAGES[name].partition(":")
+    return getattr(importlib.import_module(module), attr)
+
+
+def params_class(fn: Callable[[Any], Any]) -> type:
+    return typing.get_type_hints(fn)["params"]
+
+
+def stage_params(name: str, overrides: list[str] = (), path: Path = DEFAULT_PARAMS) -> Any:
+    """The typed params of stage ``name``: its params.yaml section plus ``key=value`` overrides."""
+    fn = stage_function(name)
+    values = apply_overrides(load_section(name, path), list(overrides))
+    return build(params_class(fn), values, where=name)
+
+
+def run_stage(name: str, overrides: list[str] = (), path: Path = DEFAULT_PARAMS) -> Any:
+    return stage_function(name)(stage_params(name, overrides, path))
