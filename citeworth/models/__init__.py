@@ -1,0 +1,1 @@
+"""Cite-worthiness models: baselines (TF-IDF + LR, CRNN, Transformer from scratch) and encoder models."""
