@@ -33,7 +33,8 @@ def _parser() -> argparse.ArgumentParser:
         "-S key=value overrides one (values are YAML, e.g. -S workers=2 -S 'models=[tfidf_lr]').",
     )
     run.add_argument("stage", choices=list(STAGES), help="the stage to run")
-    run.add_argument("--params", type=Path, default=Path("params.yaml"), help="params file (default: %(default)s)")
+    run.add_argument("--params", type=Path, default=Path("params.yaml"),
+                     help="params file (default: %(default)s)")
     run.add_argument("-S", "--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
                      help="override a parameter of the stage's section (repeatable)")
     run.add_argument("--workers", type=int, help="shorthand for -S workers=N (parallel processes)")

@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import importlib
 import typing
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from citeworth.params import DEFAULT_PARAMS, apply_overrides, build, load_section
 

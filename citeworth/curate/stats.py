@@ -1,0 +1,118 @@
+"""Table 2 of the paper (and more) computed from the written dataset, plus the curation funnel."""
+
+from __future__ import annotations
+
+import re
+import statistics
+from collections import defaultdict
+from pathlib import Path
+
+from citeworth.io import read_jsonl
+
+CITE_WORTHY = "check-worthy"
+SPLITS = ("train", "dev", "test")
+# Word tokens for the token count: runs of word characters, or single punctuation marks.
+_TOKEN = re.compile(r"\w+|[^\w\s]")
+
+
+def dataset_stats(data_dir: Path, funnel: dict) -> dict:
+    """Figures overall, per split and per field, from ``data_dir/{train,dev,test}.jsonl``."""
+    lengths: dict[tuple[str, str], list[int]] = defaultdict(list)
+    cite: dict[tuple[str, str], int] = defaultdict(int)
+    tokens: dict[tuple[str, str], int] = defaultdict(int)
+    paragraphs: dict[tuple[str, str], int] = defaultdict(int)
+    papers: dict[tuple[str, str], set] = defaultdict(set)
+    for split in SPLITS:
+        for record in read_jsonl(Path(data_dir) / f"{split}.jsonl"):
+            field = record["mag_field_of_study"][0]
+            for key in (("overall", ""), ("split", split), ("field", field)):
+                paragraphs[key] += 1
+                papers[key].add(record["paper_id"])
+                for sample in record["samples"]:
+                    lengths[key].append(len(sample["text"]))
+                    tokens[key] += len(_TOKEN.findall(sample["text"]))
+                    cite[key] += sample["label"] == CITE_WORTHY
+
+    def figures(key: tuple[str, str]) -> dict:
+        n = len(lengths[key])
+        return {
+            "papers": len(papers[key]),
+            "paragraphs": paragraphs[key],
+            "sentences": n,
+            "tokens": tokens[key],
+            "cite_worthy": cite[key],
+            "non_cite_worthy": n - cite[key],
+            "cite_worthy_share": round(cite[key] / n, 4) if n else 0.0,
+            "min_chars": min(lengths[key], default=0),
+            "max_chars": max(lengths[key], default=0),
+            "mean_chars": round(statistics.fmean(lengths[key]), 1) if n else 0.0,
+            "median_chars": statistics.median(lengths[key]) if n else 0,
+        }
+
+    return {
+        "overall": figures(("overall", "")),
+        "splits": {s: figures(("split", s)) for s in SPLITS},
+        "fields": {f: figures(("field", f)) for _, f in sorted(k for k in lengths if k[0] == "field")},
+        "funnel": funnel,
+    }
+
+
+def stats_markdown(stats: dict) -> str:
+    overall = stats["overall"]
+    lines = [
+        "# CiteWorth dataset statistics",
+        "",
+        "## Table 2",
+        "",
+        "| Metric | # |",
+        "|---|---|",
+        f"| Total sentences | {overall['sentences']:,} |",
+        f"| Total number of tokens | {overall['tokens']:,} |",
+        *[f"| {s.capitalize()} sentences | {stats['splits'][s]['sentences']:,} |" for s in SPLITS],
+        f"| Total cite-worthy | {overall['cite_worthy']:,} ({100 * overall['cite_worthy_share']:.2f}%) |",
+        f"| Total non-cite-worthy | {overall['non_cite_worthy']:,} "
+        f"({100 - 100 * overall['cite_worthy_share']:.2f}%) |",
+        f"| Min char length | {overall['min_chars']:,} |",
+        f"| Max char length | {overall['max_chars']:,} |",
+        f"| Average char length | {overall['mean_chars']:,} |",
+        f"| Median char length | {overall['median_chars']:,} |",
+        "",
+        "## Per split and field",
+        "",
+        "| | papers | paragraphs | sentences | cite-worthy share |",
+        "|---|---|---|---|---|",
+    ]
+    rows = [(s, stats["splits"][s]) for s in SPLITS] + sorted(stats["fields"].items())
+    lines += [f"| {name} | {f['papers']:,} | {f['paragraphs']:,} | {f['sentences']:,} | "
+              f"{100 * f['cite_worthy_share']:.2f}% |" for name, f in rows]
+    lines += ["", "## Funnel", "", "```", *_funnel_lines(stats["funnel"]), "```", ""]
+    return "\n".join(lines)
+
+
+def _funnel_lines(node: dict, indent: str = "") -> list[str]:
+    lines = []
+    for key in sorted(node):
+        value = node[key]
+        if isinstance(value, dict):
+            lines.append(f"{indent}{key}:")
+            lines += _funnel_lines(value, indent + "  ")
+        else:
+            lines.append(f"{indent}{key}: {value:,}" if isinstance(value, int) else f"{indent}{key}: {value}")
+    return lines
+
+
+def summarize(shard_stats: list[dict]) -> dict:
+    """Merge per-shard stats into one funnel (sums of counts, merged reason counters)."""
+    total: dict = {}
+    for stats in shard_stats:
+        _add_into(total, {"curation": stats["curation"], "quarantined": stats["quarantined"]})
+    total["shards"] = len(shard_stats)
+    return total
+
+
+def _add_into(total: dict, part: dict) -> None:
+    for key, value in part.items():
+        if isinstance(value, dict):
+            _add_into(total.setdefault(key, {}), value)
+        elif isinstance(value, (int, float)) and not isinstance(value, bool):
+            total[key] = total.get(key, 0) + value

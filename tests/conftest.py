@@ -1,0 +1,49 @@
+"""Shared fixtures: the real-data mirror and a demo dataset built once per session by the real CLI."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(scope="session")
+def mirror() -> Path:
+    """The local mirror of the real public data (CI: ../shared/data, set by the Makefile)."""
+    value = os.environ.get("CITEWORTH_MIRROR")
+    if not value or not Path(value).is_dir():
+        pytest.fail("CITEWORTH_MIRROR must name the data mirror (e.g. ../shared/data): use `make test`")
+    return Path(value)
+
+
+def run_cli(project: Path, *args: str) -> subprocess.CompletedProcess:
+    """Run ``citeworth`` in ``project`` as a user would; fail the test with its output on error."""
+    result = subprocess.run([sys.executable, "-m", "citeworth.cli", *args], cwd=project,
+                            capture_output=True, text=True)
+    if result.returncode != 0:
+        pytest.fail(f"citeworth {' '.join(args)} exited {result.returncode}:\n{result.stderr[-4000:]}")
+    return result
+
+
+@pytest.fixture(scope="session")
+def demo_project(tmp_path_factory, mirror) -> Path:
+    """A project directory with the demo corpus downloaded from the mirror (params.yaml as shipped)."""
+    project = tmp_path_factory.mktemp("demo_project")
+    shutil.copy(ROOT / "params.yaml", project / "params.yaml")
+    run_cli(project, "run", "download")
+    return project
+
+
+@pytest.fixture(scope="session")
+def demo_dataset(demo_project) -> Path:
+    """The demo project after curate + assemble for ours and the spans-only baseline:
+    holds data/citeworth/*.jsonl, data/baseline/*.jsonl, interim*/ and reports/dataset_stats*.json."""
+    for stage in ("curate", "assemble", "curate_baseline", "assemble_baseline"):
+        run_cli(demo_project, "run", stage)
+    return demo_project

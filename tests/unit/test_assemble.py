@@ -1,0 +1,45 @@
+"""Field sampling and paper-level splits of the assemble stage."""
+
+from pathlib import Path
+
+import pytest
+
+from citeworth.curate.assemble import Entry, sample_by_field, split_by_paper
+
+
+def entries(papers: int, per_paper: int, field: str) -> list[Entry]:
+    return [Entry(f"{field[:3]}{p}", i, field, Path("x"), 0) for p in range(papers) for i in range(per_paper)]
+
+
+def test_split_never_puts_one_paper_in_two_splits_and_tracks_fractions():
+    data = entries(200, 3, "Physics") + entries(100, 2, "Biology")
+    splits = split_by_paper(data, [0.8, 0.1, 0.1], seed=1)
+    owners = {}
+    for name, chunk in splits.items():
+        for entry in chunk:
+            assert owners.setdefault(entry.paper_id, name) == name
+    assert sum(len(c) for c in splits.values()) == len(data)
+    for field, total in (("Physics", 600), ("Biology", 200)):
+        dev = sum(e.field == field for e in splits["dev"])
+        assert 0.08 * total <= dev <= 0.12 * total, (field, dev)
+
+
+def test_split_is_deterministic_and_seeded():
+    data = entries(50, 2, "Physics")
+    fractions = [0.8, 0.1, 0.1]
+    assert split_by_paper(data, fractions, 1) == split_by_paper(list(reversed(data)), fractions, 1)
+    assert split_by_paper(data, fractions, 1) != split_by_paper(data, fractions, 2)
+
+
+@pytest.mark.parametrize("per_field, expected", [(None, {"Physics": 30, "Biology": 4}),
+                                                  ("smallest", {"Physics": 4, "Biology": 4}),
+                                                  (10, {"Physics": 10, "Biology": 4})])
+def test_sampling_caps_each_field(per_field, expected):
+    data = entries(10, 3, "Physics") + entries(2, 2, "Biology")
+    kept = sample_by_field(data, per_field, None, seed=1)
+    assert {f: sum(e.field == f for e in kept) for f in expected} == expected
+
+
+def test_sampling_can_restrict_fields():
+    data = entries(3, 1, "Physics") + entries(2, 1, "Biology")
+    assert {e.field for e in sample_by_field(data, None, ["Biology"], seed=1)} == {"Biology"}
