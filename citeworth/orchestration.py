@@ -1,0 +1,305 @@
+"""What the orchestrators share beyond the stages: the project folder, run params, DVC versioning.
+
+Airflow tasks, the Airflow UI plugin and scripts call these; there is no Airflow import here.
+A run records its parameters in ``params.yaml`` (as ``dvc exp run -S`` does), runs the stage
+functions, then records the outputs in ``dvc.lock`` with ``dvc commit`` -- so ``dvc status``
+afterwards compares the same hashes ``dvc repro`` would have written -- pushes them to the DVC
+remote, commits the lock and tags the data version by source release in git.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import logging
+import os
+import subprocess
+import sys
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from citeworth.errors import StageFailed
+from citeworth.io import write_text
+from citeworth.params import ParamsError, build
+from citeworth.stages import params_class, run_stage, stage_function, stage_params
+
+log = logging.getLogger(__name__)
+
+PROJECT_ENV = "CITEWORTH_PROJECT_DIR"
+DATASET_STAGES = ("download", "curate", "curate_baseline", "assemble", "assemble_baseline", "validate")
+# "train" names every cell of the dvc.yaml matrix (train@<model>).
+MODEL_STAGES = ("train", "report", "domains", "transfer")
+TAG_PREFIX = "data"
+# Results shown in the UI, each the output path its stage's contract names.
+RESULT_FILES = {
+    "dataset": "reports/dataset_stats.json",
+    "quality": "reports/quality/summary.json",
+    "models": "metrics/models.json",
+    "domains": "metrics/domains.json",
+    "transfer": "metrics/transfer.json",
+}
+_GIT_IDENTITY = ("-c", "user.name=citeworth", "-c", "user.email=citeworth@localhost")
+
+
+def project_dir(default: Path | None = None) -> Path:
+    """The project checkout the orchestrator works in: $CITEWORTH_PROJECT_DIR, else ``default``/cwd."""
+    root = Path(os.environ.get(PROJECT_ENV) or default or Path.cwd()).resolve()
+    if not (root / "params.yaml").is_file() or not (root / "dvc.yaml").is_file():
+        raise StageFailed(f"{root} is not a citeworth project (no params.yaml + dvc.yaml); set {PROJECT_ENV}")
+    return root
+
+
+@contextlib.contextmanager
+def in_project(project: Path) -> Iterator[Path]:
+    """Run the block with the project as working directory (stage paths are project-relative)."""
+    previous = Path.cwd()
+    os.chdir(project)
+    try:
+        yield project
+    finally:
+        os.chdir(previous)
+
+
+def run_stage_in(project: Path, stage: str, overrides: Iterable[str] = ()) -> Any:
+    """Run one stage exactly as ``citeworth run STAGE [-S key=value ...]`` does, from the project folder."""
+    with in_project(project):
+        return run_stage(stage, list(overrides))
+
+
+def stage_params_in(project: Path, stage: str) -> Any:
+    with in_project(project):
+        return stage_params(stage)
+
+
+def plan_shards(project: Path, stage: str) -> list[str]:
+    """The shard keys of curate stage ``stage``; outputs of shards no longer listed are removed.
+
+    ``dvc repro`` empties a stage's outputs before running it; a mapped run curates shard by shard
+    instead, so it drops what an earlier run with other inputs left, or assemble would read it.
+    """
+    from citeworth.curate.stage import list_shards
+
+    params = stage_params_in(project, stage)
+    with in_project(project):
+        keys = list_shards(params)
+    out_dir = project / params.out_dir
+    for stale in sorted(out_dir.glob("*/*")) if out_dir.is_dir() else []:
+        if stale.is_file() and stale.name.split(".")[0] not in keys:
+            log.info("removing %s: its shard is not among this run's inputs", stale)
+            stale.unlink()
+    return keys
+
+
+def curate_one_shard(project: Path, stage: str, shard: str) -> dict[str, Any]:
+    from citeworth.curate.stage import curate_shard
+
+    params = stage_params_in(project, stage)
+    with in_project(project):
+        return curate_shard(params, shard)
+
+
+# --- run parameters -------------------------------------------------------------------------------
+
+
+def form_updates(form: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """params.yaml updates ``{section: {key: value}}`` from an orchestrator's run form.
+
+    Empty (None) fields keep params.yaml's value. ``sample_size`` caps the paragraphs per field of
+    both the dataset and its spans-only baseline, so the two stay comparable; ``overrides`` is
+    ``{section: {key: value}}`` for everything else.
+    """
+    fan_out = {
+        "source": [("download", "source")],
+        "release": [("download", "release")],
+        "sample_size": [("assemble", "per_field"), ("assemble_baseline", "per_field")],
+        "workers": [("download", "workers"), ("curate", "workers"), ("curate_baseline", "workers")],
+        "models": [("train", "models")],
+    }
+    updates: dict[str, dict[str, Any]] = {}
+    for field, targets in fan_out.items():
+        if form.get(field) is not None:
+            for section, key in targets:
+                updates.setdefault(section, {})[key] = form[field]
+    for section, values in (form.get("overrides") or {}).items():
+        updates.setdefault(section, {}).update(values)
+    return updates
+
+
+def apply_params(project: Path, updates: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """Write ``{section: {key: value}}`` (top-level keys of a section) into params.yaml.
+
+    The file keeps its comments and layout (a round-trip YAML edit, as ``dvc exp run -S`` does).
+
+    Every touched section is checked against its stage's params class first, so a bad value
+    fails here with the stage's message instead of half-way through the run. Returns the keys
+    whose value actually changed (an empty dict leaves the file untouched).
+    """
+    from ruamel.yaml import YAML
+
+    path = project / "params.yaml"
+    current = yaml.safe_load(path.read_text()) or {}
+    changed: dict[str, dict[str, Any]] = {}
+    for section, values in updates.items():
+        if section not in current:
+            raise ParamsError(f"params.yaml has no section {section!r} to override")
+        before = current[section] or {}
+        build(params_class(stage_function(section)), {**before, **values}, where=section)
+        diff = {key: value for key, value in values.items() if before.get(key) != value}
+        if diff:
+            changed[section] = diff
+    if not changed:
+        return {}
+    round_trip = YAML()
+    round_trip.preserve_quotes = True
+    round_trip.width = 4096
+    document = round_trip.load(path.read_text())
+    for section, values in changed.items():
+        for key, value in values.items():
+            document[section][key] = value
+    buffer = io.StringIO()
+    round_trip.dump(document, buffer)
+    write_text(path, buffer.getvalue())
+    log.info("params.yaml updated: %s", changed)
+    return changed
+
+
+# --- DVC ------------------------------------------------------------------------------------------
+
+
+def dvc(project: Path, *args: str) -> str:
+    """Run the DVC command line of this interpreter's environment in the project; fail clearly."""
+    command = [sys.executable, "-m", "dvc", *args]
+    done = subprocess.run(command, cwd=project, capture_output=True, text=True)
+    if done.returncode != 0:
+        raise StageFailed(f"`dvc {' '.join(args)}` failed (exit {done.returncode}): "
+                          f"{(done.stderr or done.stdout).strip()[-2000:]}")
+    return done.stdout
+
+
+def is_up_to_date(project: Path, stage: str) -> bool:
+    """True when dvc.lock records ``stage`` and its deps, params and outs match the workspace."""
+    return not dvc_status(project, [stage])
+
+
+def dvc_status(project: Path, stages: Iterable[str] = ()) -> dict[str, Any]:
+    """``dvc status`` as data: {} when the stages' recorded deps, params and outs match the workspace."""
+    return json.loads(dvc(project, "status", "--json", *stages) or "{}")
+
+
+def record_outputs(project: Path, stages: Iterable[str]) -> dict[str, Any]:
+    """Record what the stages produced in dvc.lock and the DVC cache (``dvc commit``).
+
+    The lock then holds the same hashes ``dvc repro`` writes for these outputs, so a later
+    ``dvc status``/``dvc repro`` sees them as up to date. Returns the stages' remaining status.
+    """
+    stages = list(stages)
+    dvc(project, "commit", "--force", *stages)
+    return dvc_status(project, stages)
+
+
+def push(project: Path, stages: Iterable[str], remote: str | None = None) -> None:
+    dvc(project, "push", *(["--remote", remote] if remote else []), *stages)
+
+
+def git_tracked_outputs(project: Path, stages: Iterable[str]) -> list[str]:
+    """The outputs of ``stages`` that git keeps (metrics and plots with ``cache: false``)."""
+    from dvc.repo import Repo
+
+    wanted = set(stages)
+    with Repo(str(project)) as repo:
+        paths = {
+            os.path.relpath(out.fs_path, project)
+            for stage in repo.index.stages
+            if stage.addressing in wanted or stage.name.split("@")[0] in wanted
+            for out in stage.outs
+            if not out.use_cache
+        }
+    return sorted(path for path in paths if (project / path).exists())
+
+
+# --- git: data versions -----------------------------------------------------------------------------
+
+
+def git(project: Path, *args: str, check: bool = True) -> str:
+    done = subprocess.run(["git", *_GIT_IDENTITY, *args], cwd=project, capture_output=True, text=True)
+    if check and done.returncode != 0:
+        raise StageFailed(f"`git {' '.join(args)}` failed: {(done.stderr or done.stdout).strip()}")
+    return done.stdout.strip()
+
+
+def data_version_tag(source: str, release: str) -> str:
+    return f"{TAG_PREFIX}/{source}/{release}"
+
+
+def resolve_release(project: Path, source: str, requested: str | None, as_of: Any = None) -> str:
+    """The concrete release a run builds: ``requested``, else params.yaml's, where "latest" means the
+    newest release ``source`` had published by ``as_of`` (so a backfill date maps to one release)."""
+    configured = stage_params_in(project, "download")
+    wanted = requested or (configured.release if configured.source == source else "latest")
+    if wanted != "latest":
+        return wanted
+    from citeworth.download.releases import latest_release
+
+    with in_project(project):
+        return latest_release(source, as_of)
+
+
+def versioned_releases(project: Path, source: str) -> list[str]:
+    """Releases of ``source`` that already have a data version tag, oldest name first."""
+    prefix = f"{data_version_tag(source, '')}"
+    tags = git(project, "tag", "--list", f"{prefix}*").splitlines()
+    return sorted(tag[len(prefix):] for tag in tags if tag)
+
+
+def commit_version(project: Path, stages: Iterable[str], message: str) -> str | None:
+    """Commit dvc.lock, params.yaml and the git-kept outputs of ``stages``; None if nothing changed."""
+    paths = ["dvc.lock", "params.yaml", *git_tracked_outputs(project, stages)]
+    git(project, "add", "--", *paths)
+    if not git(project, "diff", "--cached", "--name-only", "--", *paths):
+        return None
+    git(project, "commit", "--quiet", "-m", message, "--", *paths)
+    return git(project, "rev-parse", "HEAD")
+
+
+def tag_data_version(project: Path, source: str, release: str, stages: Iterable[str]) -> dict[str, Any]:
+    """Tag the commit holding this release's dataset; a rerun with the same hashes changes nothing.
+
+    An existing tag whose recorded dataset stages differ from the workspace's means the same
+    source release produced different data: that is a reproducibility failure, not a new version.
+    """
+    stages = list(stages)
+    tag = data_version_tag(source, release)
+    if git(project, "tag", "--list", tag):
+        tagged = _locked_stages(git(project, "show", f"{tag}:dvc.lock"), stages)
+        current = _locked_stages((project / "dvc.lock").read_text(), stages)
+        if tagged != current:
+            raise StageFailed(f"{tag} already exists with different dataset hashes: the release was "
+                              "rebuilt differently (check params and code); delete the tag to re-version")
+        return {"tag": tag, "commit": git(project, "rev-parse", f"{tag}^{{commit}}"), "created": False}
+    commit = commit_version(project, stages, f"Data version {tag}") or git(project, "rev-parse", "HEAD")
+    git(project, "tag", "--annotate", tag, "--message", f"citeworth dataset from {source} release {release}",
+        commit)
+    return {"tag": tag, "commit": commit, "created": True}
+
+
+def _locked_stages(lock_text: str, stages: list[str]) -> dict[str, Any]:
+    locked = (yaml.safe_load(lock_text) or {}).get("stages", {})
+    return {name: locked.get(name) for name in stages}
+
+
+# --- latest results for the UI ------------------------------------------------------------------------
+
+
+def latest_results(project: Path) -> dict[str, Any]:
+    """The latest dataset stats, quality gate result and model metrics found in the project."""
+    results: dict[str, Any] = {}
+    for name, relative in RESULT_FILES.items():
+        path = project / relative
+        results[name] = json.loads(path.read_text()) if path.is_file() else None
+    results["versions"] = git(project, "tag", "--list", f"{TAG_PREFIX}/*", "--sort=-creatordate",
+                              check=False).splitlines()
+    return results

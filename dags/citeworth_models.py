@@ -1,0 +1,55 @@
+"""**citeworth_models**: train, compare and transfer cite-worthiness models on the latest dataset.
+
+Scheduled on the `citeworth_dataset` asset (a new data version) or triggered by hand with the
+form. configure -> train, one mapped task per model (the GPU queue on a Celery deployment) ->
+report (Table 4); domains (Table 5) and transfer (Table 6) -> version (`dvc commit`, `dvc push`,
+a git commit of dvc.lock and the metrics).
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from airflow.sdk import dag
+from citeworth_airflow.operators import DvcVersionOperator
+from citeworth_airflow.tasks import (
+    DATASET_ASSET,
+    DEFAULT_ARGS,
+    MODELS_PARAMS,
+    TRAIN_QUEUE,
+    configure,
+    plan_models,
+    stage,
+    train_model,
+)
+
+from citeworth.orchestration import MODEL_STAGES
+
+
+@dag(
+    dag_id="citeworth_models",
+    schedule=[DATASET_ASSET],
+    start_date=datetime(2024, 1, 1),
+    catchup=False,
+    max_active_runs=1,
+    default_args=DEFAULT_ARGS,
+    params=MODELS_PARAMS,
+    tags=["citeworth", "models"],
+    doc_md=__doc__,
+)
+def citeworth_models():
+    configured = configure()
+    models = plan_models()
+    configured >> models
+    trained = train_model.expand(model=models)
+
+    report = stage.override(task_id="report")("report")
+    domains = stage.override(task_id="domains", queue=TRAIN_QUEUE)("domains")
+    transfer = stage.override(task_id="transfer", queue=TRAIN_QUEUE)("transfer")
+    trained >> report
+    configured >> [domains, transfer]
+
+    [report, domains, transfer] >> DvcVersionOperator(task_id="version", stages=MODEL_STAGES)
+
+
+citeworth_models()

@@ -1,0 +1,6 @@
+"""What Airflow needs beyond the citeworth library: task callables, a DVC versioning operator,
+a Semantic Scholar hook and the results page. The DAG files in ``dags/`` only wire these up.
+
+Everything heavy (the stages, DVC, torch) is imported inside task bodies, never at module level,
+so a DAG file that imports this package still parses in milliseconds.
+"""

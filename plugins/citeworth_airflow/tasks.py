@@ -1,0 +1,139 @@
+"""TaskFlow tasks shared by the citeworth DAGs: thin calls into ``citeworth.orchestration`` and the stages.
+
+Each task works in the project checkout (``$CITEWORTH_PROJECT_DIR``, else the folder holding
+``plugins/``), reads the same ``params.yaml`` section as ``citeworth run`` and ``dvc repro``, and
+is idempotent: a stage that DVC reports up to date is skipped, a finished shard is a no-op.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+from airflow.sdk import Asset, Param, get_current_context, task
+
+log = logging.getLogger(__name__)
+
+DATASET_ASSET = Asset(name="citeworth_dataset", uri="x-citeworth://dataset/citeworth", group="citeworth")
+# Celery queue of the training tasks: "gpu" on the compose deployment's GPU worker.
+TRAIN_QUEUE = os.environ.get("CITEWORTH_TRAIN_QUEUE", "default")
+
+DEFAULT_ARGS: dict[str, Any] = {
+    "owner": "citeworth",
+    "retries": 2,
+    "retry_delay": timedelta(seconds=30),
+    "retry_exponential_backoff": 2.0,
+    "max_retry_delay": timedelta(minutes=15),
+    "execution_timeout": timedelta(hours=6),
+}
+
+
+def _optional(default: Any, kind: str, description: str, **schema: Any) -> Param:
+    return Param(default, type=["null", kind], description=description, **schema)
+
+
+# The trigger form. Empty fields keep the value params.yaml has; a run writes what it used
+# into params.yaml, so its dvc.lock entry and a later `dvc repro` agree.
+DATASET_PARAMS: dict[str, Param] = {
+    "source": _optional(None, "string", "Source corpus (download.source); empty: as in params.yaml",
+                        enum=[None, "demo", "s2_api", "s2orc_legacy", "arxiv_s3"]),
+    "release": _optional(None, "string", "Source release; empty: the newest release the source "
+                         "published by the run's logical date"),
+    "sample_size": _optional(None, "integer", "Paragraphs kept per field (assemble.per_field); "
+                             "empty: as in params.yaml", minimum=1),
+    "workers": _optional(None, "integer", "Worker processes of download/curate", minimum=1),
+    "overrides": Param({}, type="object", description='Any other params, e.g. {"curate": {"workers": 2}}'),
+    "force": Param(False, type="boolean", description="Rebuild a release that already has a data version"),
+    "push": Param(True, type="boolean", description="dvc push the new version to the DVC remote"),
+    "dvc_remote": _optional(None, "string", "DVC remote to push to (e.g. s3); empty: the default remote"),
+}
+MODELS_PARAMS: dict[str, Param] = {
+    "models": _optional(None, "array", "Models to train (train.models); empty: as in params.yaml",
+                        items={"type": "string"}),
+    "overrides": Param({}, type="object", description='Any other params, e.g. {"train": {"seeds": [1]}}'),
+    "push": Param(True, type="boolean", description="dvc push the results to the DVC remote"),
+    "dvc_remote": _optional(None, "string", "DVC remote to push to (e.g. s3); empty: the default remote"),
+}
+
+
+def project() -> Path:
+    from citeworth.orchestration import project_dir
+
+    return project_dir(default=Path(__file__).resolve().parents[2])
+
+
+@task.short_circuit
+def resolve_release() -> dict[str, str] | None:
+    """The source release this run builds, or None (skip the run) when it already has a data version."""
+    from citeworth import orchestration
+
+    context = get_current_context()
+    form = context["params"]
+    root = project()
+    source = form["source"] or orchestration.stage_params_in(root, "download").source
+    as_of = context.get("data_interval_end") or context.get("logical_date")
+    release = orchestration.resolve_release(root, source, form["release"], as_of)
+    if release in orchestration.versioned_releases(root, source) and not form["force"]:
+        log.info("%s release %s already has data version %s: nothing to do", source, release,
+                 orchestration.data_version_tag(source, release))
+        return None
+    return {"source": source, "release": release}
+
+
+@task
+def configure(release: dict[str, str] | None = None) -> dict[str, Any]:
+    """Write this run's form values (and the resolved source release) into params.yaml."""
+    from citeworth import orchestration
+
+    updates = orchestration.form_updates({**get_current_context()["params"], **(release or {})})
+    return orchestration.apply_params(project(), updates)
+
+
+@task
+def stage(name: str) -> Any:
+    """Run one stage function unless DVC reports its recorded outputs up to date."""
+    from citeworth import orchestration
+
+    root = project()
+    if orchestration.is_up_to_date(root, name):
+        log.info("stage %s is up to date in dvc.lock: skipped", name)
+        return {"skipped": True}
+    return orchestration.run_stage_in(root, name)
+
+
+@task
+def plan_shards(name: str) -> list[str]:
+    """The shards of curate stage ``name`` (and the removal of outputs of shards no longer listed)."""
+    from citeworth import orchestration
+
+    return orchestration.plan_shards(project(), name)
+
+
+@task(map_index_template="{{ shard }}")
+def curate_shard(name: str, shard: str) -> dict[str, Any]:
+    """Curate one shard: a mapped task per shard, so shards spread over workers."""
+    from citeworth import orchestration
+
+    return orchestration.curate_one_shard(project(), name, shard)
+
+
+@task
+def plan_models() -> list[str]:
+    from citeworth import orchestration
+
+    return list(orchestration.stage_params_in(project(), "train").models)
+
+
+@task(queue=TRAIN_QUEUE, map_index_template="{{ model }}")
+def train_model(model: str) -> Any:
+    """Train one model: the same call as the dvc.yaml matrix cell ``train@<model>``."""
+    from citeworth import orchestration
+
+    root = project()
+    if orchestration.is_up_to_date(root, f"train@{model}"):
+        log.info("train@%s is up to date in dvc.lock: skipped", model)
+        return {"skipped": True}
+    return orchestration.run_stage_in(root, "train", [f"models=[{model}]"])
