@@ -1,0 +1,62 @@
+"""The ``download:`` section of params.yaml as typed dataclasses.
+
+No secret ever lives here (params.yaml is versioned and read by DVC): the S2 API key is read from the
+environment variable named by ``s2_api.api_key_env``; S3 credentials come from boto3's default chain.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+SOURCES = ("demo", "s2_api", "s2orc_legacy", "arxiv_s3")
+
+
+@dataclass
+class S3Params:
+    endpoint_url: str | None = None  # an S3-compatible endpoint; None lets boto3 read AWS_ENDPOINT_URL
+    region: str = "us-east-1"
+    unsigned: bool = False  # anonymous access to a public bucket
+
+
+@dataclass
+class S2ApiParams:
+    base_url: str = "https://api.semanticscholar.org/datasets/v1"
+    datasets: list[str] = field(default_factory=lambda: ["s2orc", "papers"])
+    diff_from: str | None = None  # fetch the incremental diffs from this release instead of full files
+    api_key_env: str = "S2_API_KEY"
+
+
+@dataclass
+class LegacyS2orcParams:
+    s3_uri: str | None = None  # s3://bucket/prefix holding metadata/ and pdf_parses/ shards
+    urls_file: Path | None = None  # or a text file with one (presigned) URL per line
+
+
+@dataclass
+class ArxivParams:
+    bucket: str = "arxiv"
+    manifest_key: str = "src/arXiv_src_manifest.xml"
+    month_from: str | None = None  # YYMM or YYYY-MM, inclusive; None: same as month_to
+    month_to: str | None = None  # YYMM or YYYY-MM, inclusive; None: the release month
+    requester_pays: bool = True
+
+
+@dataclass
+class DownloadParams:
+    source: str = "demo"
+    release: str = "demo-v1"  # a release name, or "latest" for s2_api / arxiv_s3
+    out_dir: Path = Path("raw")
+    mirror: str | None = None  # demo: mirror folder or http(s) URL; CITEWORTH_MIRROR also sets it
+    workers: int = 4
+    include: list[str] = field(default_factory=list)  # fnmatch patterns on paths; empty: every file
+    unpack: list[str] = field(default_factory=lambda: [".tar.gz", ".tgz"])
+    max_unpack_bytes: int = 8 << 30
+    timeout: float = 60.0
+    retries: int = 5
+    backoff: float = 1.0
+    verify_existing: bool = True  # re-hash files already present (False: trust size + manifest)
+    s3: S3Params = field(default_factory=S3Params)
+    s2_api: S2ApiParams = field(default_factory=S2ApiParams)
+    s2orc_legacy: LegacyS2orcParams = field(default_factory=LegacyS2orcParams)
+    arxiv: ArxivParams = field(default_factory=ArxivParams)
