@@ -1,0 +1,177 @@
+"""Source readers: raw files of each format -> the one ``Paper`` model (citeworth/papers.py).
+
+``discover_shards`` turns a glob into shards (the units of parallel work); ``read_shard`` streams
+a shard's Papers, and a ``BadRecord`` for every record it cannot read (quarantined by the caller,
+never dropped silently). Reading continues after a bad record, except after a truncated or
+corrupt gzip stream, which ends the shard.
+
+Readers:
+
+- ``unarxive``: unarXive JSONL (``arXiv_src_*.jsonl``), one file per shard; release "2023-sample"
+  unless given.
+- ``s2orc_json``: S2ORC single-paper JSON of the 20190928 / 20200705 / 20210101 releases; one
+  folder per shard, release = the folder's name; ``metadata`` = an optional S2ORC metadata JSONL
+  (e.g. the 20200705 ``sample.jsonl``) for MAG fields and filter facts.
+- ``s2orc_legacy``: S2ORC 20200705 ``pdf_parses_N.jsonl.gz`` joined with ``metadata_N.jsonl.gz``;
+  the glob may match both kinds (or only the parses, with ``metadata`` a glob of the metadata files).
+- ``s2_api``: Semantic Scholar datasets API ``s2orc`` files, one per shard; ``metadata`` = one
+  ``papers`` dataset JSONL(.gz) for fields of study; release = given, or a date-like folder.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import glob as globbing
+import hashlib
+import os
+import re
+from collections import Counter, defaultdict
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+from citeworth.papers import Paper
+from citeworth.sources import s2_api, s2orc, s2orc_legacy, unarxive
+from citeworth.sources.base import BadRecord, Shard
+
+__all__ = ["BadRecord", "READERS", "Shard", "discover_shards", "read_shard"]
+
+READERS: dict[str, Callable[[Shard], Iterator[Paper | BadRecord]]] = {
+    "unarxive": unarxive.read,
+    "s2orc_json": s2orc.read,
+    "s2orc_legacy": s2orc_legacy.read,
+    "s2_api": s2_api.read,
+}
+
+_LEGACY_NAME = re.compile(r"^(metadata|pdf_parses)_(.+?)\.jsonl(?:\.gz)?$")
+_RELEASE_DIR = re.compile(r"^(\d{4}-\d{2}-\d{2}|\d{8})")
+
+
+def discover_shards(
+    reader: str, glob: str, metadata: str | None = None, release: str | None = None
+) -> list[Shard]:
+    """The shards of ``reader`` among the files matching ``glob``, sorted by name."""
+    if reader not in _DISCOVER:
+        raise ValueError(f"unknown reader {reader!r}; readers: {', '.join(READERS)}")
+    files = _matches(glob)
+    if not files:
+        raise FileNotFoundError(f"{reader}: no files match {glob!r} (relative to {os.getcwd()}); "
+                                "has the download stage run?")
+    shards = _unique_names(_DISCOVER[reader](files, metadata, release))
+    return sorted(shards, key=lambda shard: shard.name)
+
+
+def read_shard(shard: Shard) -> Iterator[Paper | BadRecord]:
+    """Stream the shard's Papers (and BadRecords), one record in memory at a time."""
+    if shard.reader not in READERS:
+        raise ValueError(f"shard {shard.name!r} names unknown reader {shard.reader!r}; "
+                         f"readers: {', '.join(READERS)}")
+    return READERS[shard.reader](shard)
+
+
+def _unarxive(files: list[str], metadata: str | None, release: str | None) -> list[Shard]:
+    if metadata:
+        raise ValueError("unarxive records carry their own metadata: drop `metadata` for this input")
+    return [Shard("unarxive", _stem(path), (path,), release or unarxive.DEFAULT_RELEASE) for path in files]
+
+
+def _s2orc_json(files: list[str], metadata: str | None, release: str | None) -> list[Shard]:
+    metadata_file = _one_file(metadata, "s2orc_json")
+    folders: dict[str, list[str]] = defaultdict(list)
+    for path in files:
+        folders[str(Path(path).parent)].append(path)
+    return [
+        Shard("s2orc_json", _safe(Path(folder).name), tuple(paths), release or Path(folder).name,
+              metadata_file)
+        for folder, paths in sorted(folders.items())
+    ]
+
+
+def _s2orc_legacy(files: list[str], metadata: str | None, release: str | None) -> list[Shard]:
+    by_kind: dict[str, dict[str, list[str]]] = {"metadata": defaultdict(list),
+                                                "pdf_parses": defaultdict(list)}
+    for path in files + (_matches(metadata) if metadata else []):
+        match = _LEGACY_NAME.match(Path(path).name)
+        if not match:
+            raise ValueError(f"s2orc_legacy: {path} is neither metadata_N.jsonl[.gz] "
+                             "nor pdf_parses_N.jsonl[.gz]")
+        if path not in by_kind[match.group(1)][match.group(2)]:
+            by_kind[match.group(1)][match.group(2)].append(path)
+    if not by_kind["pdf_parses"]:
+        raise FileNotFoundError(f"s2orc_legacy: no pdf_parses_N.jsonl.gz among {len(files)} matched file(s)")
+    shards = []
+    for number, parses in sorted(by_kind["pdf_parses"].items()):
+        partners = by_kind["metadata"].get(number, [])
+        if len(parses) != 1 or len(partners) != 1:
+            raise ValueError(f"s2orc_legacy shard {number}: need exactly one pdf_parses_{number} and one "
+                             f"metadata_{number} file, found {parses} and {partners} (pass metadata=<glob>)")
+        shard_release = release or _release_dir(parses[0]) or s2orc_legacy.DEFAULT_RELEASE
+        shards.append(Shard("s2orc_legacy", _safe(f"{shard_release}_{number}"), (parses[0],), shard_release,
+                            partners[0]))
+    return shards
+
+
+def _s2_api(files: list[str], metadata: str | None, release: str | None) -> list[Shard]:
+    metadata_file = _one_file(metadata, "s2_api")
+    shards = []
+    for path in files:
+        shard_release = release or _release_dir(path)
+        if not shard_release:
+            raise ValueError(f"s2_api: no release given and no date-like folder in {path}; pass release=")
+        name = _safe(f"{shard_release}_{_stem(path)}")
+        shards.append(Shard("s2_api", name, (path,), shard_release, metadata_file))
+    return shards
+
+
+_DISCOVER = {
+    "unarxive": _unarxive,
+    "s2orc_json": _s2orc_json,
+    "s2orc_legacy": _s2orc_legacy,
+    "s2_api": _s2_api,
+}
+
+
+def _matches(pattern: str) -> list[str]:
+    return sorted(path for path in globbing.glob(pattern, recursive=True) if os.path.isfile(path))
+
+
+def _one_file(pattern: str | None, reader: str) -> str | None:
+    if pattern is None:
+        return None
+    found = _matches(pattern)
+    if len(found) != 1:
+        raise FileNotFoundError(f"{reader}: metadata {pattern!r} must name exactly one file; "
+                                f"it matches {found}")
+    return found[0]
+
+
+def _release_dir(path: str) -> str | None:
+    """The nearest folder named like a release (2023-11-14, 20200705, 20200705v1) above ``path``."""
+    for part in reversed(Path(path).parent.parts):
+        if match := _RELEASE_DIR.match(part):
+            return match.group(1)
+    return None
+
+
+def _stem(path: str) -> str:
+    name = Path(path).name
+    for suffix in (".gz", ".jsonl", ".json"):
+        name = name.removesuffix(suffix)
+    return _safe(name)
+
+
+def _safe(name: str) -> str:
+    return re.sub(r"[^A-Za-z0-9._-]+", "_", name).strip("._") or "shard"
+
+
+def _unique_names(shards: list[Shard]) -> list[Shard]:
+    """Shards whose names clash (same file name in two folders) get a suffix from their path."""
+    counts = Counter(shard.name for shard in shards)
+    return [
+        dataclasses.replace(shard, name=f"{shard.name}-{_path_hash(shard.paths[0])}")
+        if counts[shard.name] > 1 else shard
+        for shard in shards
+    ]
+
+
+def _path_hash(path: str) -> str:
+    return hashlib.sha1(path.encode()).hexdigest()[:8]

@@ -1,0 +1,51 @@
+"""The reader interface: shards of raw input, and the bad records a reader quarantines."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+RAW_CHARS = 500  # how much of an offending input a BadRecord keeps
+
+# Reasons that end a shard: nothing after them can be read.
+FATAL_REASONS = frozenset({"truncated_gzip", "corrupt_gzip"})
+
+
+@dataclass(frozen=True)
+class Shard:
+    """One unit of parallel work: the files one reader reads together."""
+
+    reader: str  # "unarxive" | "s2orc_json" | "s2orc_legacy" | "s2_api"
+    name: str  # stable, unique per reader, filesystem-safe (used for output file names)
+    paths: tuple[str, ...]
+    release: str  # source release (e.g. "20200705", "2023-sample", an S2 release id)
+    metadata: str | None = None  # one metadata file used for filtering/fields, when separate
+
+
+@dataclass(frozen=True)
+class BadRecord:
+    """A record that could not be read; it goes to quarantine, never silently dropped."""
+
+    shard: str
+    location: str  # "line 17", "file x.json", or "byte 123456" where a truncated gzip stopped
+    reason: str  # short code: malformed_json, missing_key:<k>, span_out_of_range, ...
+    detail: str
+    raw: str  # the first RAW_CHARS characters of the offending input
+
+    @property
+    def fatal(self) -> bool:
+        return self.reason in FATAL_REASONS
+
+
+class RecordError(ValueError):
+    """Raised while converting one record; the reader turns it into a BadRecord and goes on."""
+
+    def __init__(self, reason: str, detail: str):
+        super().__init__(f"{reason}: {detail}")
+        self.reason = reason
+        self.detail = detail
+
+
+def bad_record(shard: Shard, location: str, error: RecordError, raw: str | bytes) -> BadRecord:
+    if isinstance(raw, bytes):
+        raw = raw[: RAW_CHARS * 4].decode("utf-8", errors="replace")
+    return BadRecord(shard.name, location, error.reason, error.detail, raw[:RAW_CHARS])

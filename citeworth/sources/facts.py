@@ -1,0 +1,217 @@
+"""The normalized ``Paper.metadata`` every reader fills, and separate metadata files read compactly.
+
+The paper filter (citeworth/curate/) knows only these keys:
+
+- ``field_scheme``: "mag" | "s2" | "arxiv" -- how to read ``Paper.fields_of_study``;
+- ``has_abstract``, ``has_body_text``, ``has_bib_entries``, ``has_ref_entries``: what the parse
+  holds (and, when a metadata row reports the same fact, what the row says too, as the public
+  CiteWorth filter checks the row);
+- ``has_inbound_citations``: bool, or None when the source cannot tell (arXiv, no metadata row);
+- ``venue_id``: the first present of journal / venue / arxiv id / ACL id / PubMed id / PMC id;
+- ``year``: int or None.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from citeworth.sources.base import BadRecord, RecordError, Shard, bad_record
+from citeworth.sources.lines import iter_json_lines
+
+METADATA_KEYS = ("field_scheme", "has_abstract", "has_body_text", "has_bib_entries", "has_ref_entries",
+                 "has_inbound_citations", "venue_id", "year")
+
+_YEAR = re.compile(r"^\s*([12]\d{3})(?!\d)")
+
+
+def paper_metadata(
+    *,
+    field_scheme: str,
+    has_abstract: bool,
+    has_body_text: bool,
+    has_bib_entries: bool,
+    has_ref_entries: bool,
+    has_inbound_citations: bool | None,
+    venue_id: str | None,
+    year: int | None,
+) -> dict:
+    return {
+        "field_scheme": field_scheme,
+        "has_abstract": has_abstract,
+        "has_body_text": has_body_text,
+        "has_bib_entries": has_bib_entries,
+        "has_ref_entries": has_ref_entries,
+        "has_inbound_citations": has_inbound_citations,
+        "venue_id": venue_id,
+        "year": year,
+    }
+
+
+def first_present(*values: Any) -> str | None:
+    """The first value that is a non-blank string or a non-zero number, as a string."""
+    for value in values:
+        if isinstance(value, str) and value.strip():
+            return value.strip()
+        if isinstance(value, int) and not isinstance(value, bool) and value:
+            return str(value)
+    return None
+
+
+def parse_year(value: Any) -> int | None:
+    """2017, "2017" and "2011-11" -> the year; anything else -> None."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value if 1000 <= value <= 2999 else None
+    if isinstance(value, str) and (match := _YEAR.match(value)):
+        return int(match.group(1))
+    return None
+
+
+def unique(values: Iterable[str]) -> tuple[str, ...]:
+    """Values in first-seen order without repeats or blanks."""
+    return tuple(dict.fromkeys(v.strip() for v in values if isinstance(v, str) and v.strip()))
+
+
+def one_line(text: Any) -> str | None:
+    """Collapse the line breaks and runs of spaces some sources keep in titles."""
+    if not isinstance(text, str):
+        return None
+    return " ".join(text.split()) or None
+
+
+@dataclass(frozen=True, slots=True)
+class PaperFacts:
+    """What a separate metadata row says about a paper, kept small (a join may buffer many)."""
+
+    title: str | None
+    fields: tuple[str, ...]
+    year: int | None
+    venue_id: str | None
+    has_inbound_citations: bool | None
+    # The row's own view of the parse (None = the row does not say).
+    has_abstract: bool | None = None
+    has_body_text: bool | None = None
+    has_bib_entries: bool | None = None
+    has_ref_entries: bool | None = None
+
+
+def agree(from_parse: bool, from_row: bool | None) -> bool:
+    """A parse fact, vetoed by a metadata row that says otherwise."""
+    return from_parse and from_row is not False
+
+
+def _flag(row: dict, key: str) -> bool | None:
+    value = row.get(key)
+    return value if isinstance(value, bool) else None
+
+
+def s2orc_row_id(row: dict) -> str:
+    if row.get("paper_id") in (None, ""):
+        raise RecordError("missing_key:paper_id", "record has no paper_id")
+    return str(row["paper_id"])
+
+
+def s2orc_row_facts(row: dict) -> PaperFacts:
+    """A row of the S2ORC 20200705 metadata (``metadata_N.jsonl.gz`` or its ``sample.jsonl``)."""
+    abstract = _flag(row, "has_pdf_parsed_abstract")
+    if "abstract" in row and not row["abstract"]:
+        abstract = False  # the public filter also requires the row's own abstract text
+    return PaperFacts(
+        title=one_line(row.get("title")),
+        fields=unique(row.get("mag_field_of_study") or ()),
+        year=parse_year(row.get("year")),
+        venue_id=first_present(*(row.get(k) for k in ("journal", "venue", "arxiv_id", "acl_id",
+                                                      "pubmed_id", "pmc_id"))),
+        has_inbound_citations=_flag(row, "has_inbound_citations"),
+        has_abstract=abstract,
+        has_body_text=_flag(row, "has_pdf_parsed_body_text"),
+        has_bib_entries=_flag(row, "has_pdf_parsed_bib_entries"),
+        has_ref_entries=_flag(row, "has_pdf_parsed_ref_entries"),
+    )
+
+
+def lower_keys(mapping: Any) -> dict:
+    """Key-case variants (``ArXiv`` / ``arxiv``) folded to lower case."""
+    return {str(k).lower(): v for k, v in mapping.items()} if isinstance(mapping, dict) else {}
+
+
+def s2_corpus_id(row: dict) -> str:
+    """The S2 ``corpusid`` (also spelled ``corpusId``) as a string."""
+    for key in ("corpusid", "corpusId"):
+        if row.get(key) not in (None, ""):
+            return str(row[key])
+    raise RecordError("missing_key:corpusid", "record has neither corpusid nor corpusId")
+
+
+def s2_fields(row: dict) -> tuple[str, ...]:
+    """``s2fieldsofstudy`` categories in order (external and model sources merged), else the older
+    ``fieldsofstudy`` list."""
+    s2 = row.get("s2fieldsofstudy") or row.get("s2FieldsOfStudy") or ()
+    categories = unique(item.get("category") for item in s2 if isinstance(item, dict))
+    return categories or unique(row.get("fieldsofstudy") or row.get("fieldsOfStudy") or ())
+
+
+def s2_papers_facts(row: dict) -> PaperFacts:
+    """A row of the S2 datasets API ``papers`` dataset."""
+    ids = lower_keys(row.get("externalids") or row.get("externalIds"))
+    journal = row.get("journal")
+    journal = journal.get("name") if isinstance(journal, dict) else journal
+    citations = row.get("citationcount", row.get("citationCount"))
+    return PaperFacts(
+        title=one_line(row.get("title")),
+        fields=s2_fields(row),
+        year=parse_year(row.get("year")),
+        venue_id=first_present(journal, row.get("venue"), ids.get("arxiv"), ids.get("acl"), ids.get("pubmed"),
+                               ids.get("pubmedcentral")),
+        has_inbound_citations=citations > 0 if isinstance(citations, int) else None,
+    )
+
+
+@dataclass
+class MetadataIndex:
+    """Facts by paper id from one metadata file, plus the bad rows met while reading it."""
+
+    facts: dict[str, PaperFacts]
+    bad: list[BadRecord]
+
+    @property
+    def broken(self) -> bool:
+        return any(record.fatal for record in self.bad)
+
+
+def load_index(
+    path: str,
+    shard: Shard,
+    row_id: Callable[[dict], str],
+    row_facts: Callable[[dict], PaperFacts],
+    wanted: set[str] | None = None,
+) -> MetadataIndex:
+    """Read ``path`` keeping only the rows whose id is in ``wanted`` (all when None), so memory
+    follows the shard, not the metadata file."""
+    facts: dict[str, PaperFacts] = {}
+    bad: list[BadRecord] = []
+    for item in metadata_rows(path, shard, row_id):
+        if isinstance(item, BadRecord):
+            bad.append(item)
+        elif wanted is None or item[0] in wanted:
+            facts.setdefault(item[0], row_facts(item[1]))
+    return MetadataIndex(facts, bad)
+
+
+def metadata_rows(
+    path: str, shard: Shard, row_id: Callable[[dict], str]
+) -> Iterator[tuple[str, dict] | BadRecord]:
+    """``(id, row)`` per metadata line, BadRecords located by the metadata file's name."""
+    label = Path(path).name
+    for item in iter_json_lines(path, shard, label=label):
+        if isinstance(item, BadRecord):
+            yield item
+            continue
+        line, row = item
+        try:
+            yield row_id(row), row
+        except RecordError as error:
+            yield bad_record(shard, f"{label} line {line.number}", error, line.data)

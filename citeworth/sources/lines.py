@@ -1,0 +1,97 @@
+"""Stream JSON records out of (possibly gzipped) files, turning every fault into a BadRecord.
+
+Lines are read as bytes and decoded one at a time, so one line of invalid UTF-8 costs one record,
+not the shard. A gzip stream that ends early or fails its checks ends the shard with one fatal
+BadRecord naming the decompressed byte offset reached (the end of the last whole line).
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import zlib
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO
+
+from citeworth.sources.base import BadRecord, RecordError, Shard, bad_record
+
+GZIP_MAGIC = b"\x1f\x8b"
+
+
+@dataclass(frozen=True, slots=True)
+class Line:
+    number: int  # 1-based
+    offset: int  # decompressed byte offset of the line's first byte
+    data: bytes
+
+
+class BrokenStream(Exception):
+    """The byte stream itself failed (truncated or corrupt gzip): nothing more can be read."""
+
+    def __init__(self, reason: str, offset: int, line: int, detail: str):
+        super().__init__(detail)
+        self.reason, self.offset, self.line, self.detail = reason, offset, line, detail
+
+
+def is_gzip(path: str | Path) -> bool:
+    with open(path, "rb") as handle:
+        return handle.read(2) == GZIP_MAGIC
+
+
+def open_bytes(path: str | Path) -> IO[bytes]:
+    """Open a file for binary reading, decompressing it when it is gzip (by content, not name)."""
+    return gzip.open(path, "rb") if is_gzip(path) else open(path, "rb")
+
+
+def iter_lines(path: str | Path) -> Iterator[Line]:
+    """Non-blank lines of ``path`` with their numbers and offsets; raises BrokenStream at a break."""
+    number = offset = 0
+    try:
+        with open_bytes(path) as handle:
+            for data in handle:
+                number += 1
+                if data.strip():
+                    yield Line(number, offset, data)
+                offset += len(data)
+    except EOFError as exc:
+        raise BrokenStream("truncated_gzip", offset, number, f"{exc} after line {number}") from exc
+    except (zlib.error, gzip.BadGzipFile) as exc:
+        raise BrokenStream("corrupt_gzip", offset, number, f"{exc} after line {number}") from exc
+
+
+def decode_json(data: bytes, what: str) -> dict:
+    """One JSON object from bytes, or RecordError(invalid_utf8 | malformed_json)."""
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise RecordError("invalid_utf8", f"{what}: {exc}") from exc
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise RecordError("malformed_json", f"{what}: {exc}") from exc
+    if not isinstance(value, dict):
+        raise RecordError("malformed_json", f"{what}: expected a JSON object, got {type(value).__name__}")
+    return value
+
+
+def iter_json_lines(
+    path: str | Path, shard: Shard, label: str = ""
+) -> Iterator[tuple[Line, dict] | BadRecord]:
+    """``(line, object)`` per JSON line of ``path``, or a BadRecord for a line that is not one.
+
+    A broken stream yields one fatal BadRecord and ends the iteration. ``label`` prefixes the
+    location (e.g. the metadata file's name) when a shard reads more than one file.
+    """
+    prefix = f"{label} " if label else ""
+    try:
+        for line in iter_lines(path):
+            try:
+                yield line, decode_json(line.data, f"line {line.number}")
+            except RecordError as error:
+                yield bad_record(shard, f"{prefix}line {line.number}", error, line.data)
+    except BrokenStream as broken:
+        size = Path(path).stat().st_size
+        detail = f"{Path(path).name} ({size} bytes on disk): {broken.detail}"
+        yield BadRecord(shard.name, f"{prefix}byte {broken.offset}", broken.reason, detail, "")

@@ -1,0 +1,166 @@
+"""S2ORC papers in the JSON of the 2019-09-28, 2020-07-05 and 2021-01-01 releases.
+
+Three layouts of one schema:
+
+- 20190928: ``{paper_id, metadata{title, year, venue ids...}, grobid_parse{abstract, body_text,
+  ref_entries, bib_entries}, latex_parse}``. The PDF (GROBID) parse is read, as CiteWorth read PDF
+  parses; the LaTeX parse only when there is no PDF parse.
+- 20200705: flat ``{paper_id, abstract, body_text, bib_entries, ref_entries}``, metadata separate
+  (the same layout as the lines of the legacy ``pdf_parses_N.jsonl.gz``; see s2orc_legacy.py).
+- 20210101: flat, with a small ``metadata{title, authors, year}``.
+
+One release folder of single-paper files is one shard. An optional metadata JSONL in the
+20200705 metadata format (keyed by ``paper_id``) supplies MAG fields and the filter facts.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from pathlib import Path
+
+from citeworth.papers import BibEntry, Paper, Paragraph
+from citeworth.sources.base import BadRecord, RecordError, Shard, bad_record
+from citeworth.sources.facts import (
+    PaperFacts,
+    agree,
+    first_present,
+    load_index,
+    one_line,
+    paper_metadata,
+    parse_year,
+    s2orc_row_facts,
+    s2orc_row_id,
+)
+from citeworth.sources.lines import decode_json
+from citeworth.sources.spans import CITE, RawSpan, make_paragraph, raw_span
+
+# The paper id a single-paper file declares, found without parsing the whole file.
+_PAPER_ID = re.compile(rb'"paper_id"\s*:\s*"?([^",}\s]+)')
+_REF_PREFIX_KINDS = {"FIGREF": "figure", "TABREF": "table", "EQREF": "formula", "SECREF": "section"}
+# Unresolved references (ref_id null) named by their surface text: "(Figure 3", "Table 2", "Eq. 4".
+_REF_WORDS = re.compile(r"^\W*(fig|tab|eq)", re.IGNORECASE)
+_REF_WORD_KINDS = {"fig": "figure", "tab": "table", "eq": "formula"}
+_VENUE_KEYS = ("journal", "venue", "arxiv_id", "acl_id", "pubmed_id", "pmc_id")
+
+
+def read(shard: Shard) -> Iterator[Paper | BadRecord]:
+    facts: dict[str, PaperFacts] = {}
+    if shard.metadata:
+        index = load_index(shard.metadata, shard, s2orc_row_id, s2orc_row_facts, _declared_ids(shard.paths))
+        yield from index.bad
+        if index.broken:
+            return
+        facts = index.facts
+    for path in shard.paths:
+        data = Path(path).read_bytes()
+        location = f"file {Path(path).name}"
+        try:
+            record = decode_json(data, location)
+            yield paper_from_s2orc(record, facts.get(str(record.get("paper_id"))), shard)
+        except RecordError as error:
+            yield bad_record(shard, location, error, data)
+
+
+def _declared_ids(paths: tuple[str, ...]) -> set[str]:
+    """The paper ids the shard's files declare, so only their metadata rows are kept."""
+    ids = set()
+    for path in paths:
+        with open(path, "rb") as handle:
+            if match := _PAPER_ID.search(handle.read(4096)):
+                ids.add(match.group(1).decode("utf-8", errors="replace"))
+    return ids
+
+
+def paper_from_s2orc(record: dict, facts: PaperFacts | None, shard: Shard) -> Paper:
+    """A Paper from one S2ORC JSON record (any of the three layouts) and its metadata row."""
+    paper_id = first_present(record.get("paper_id"))
+    if paper_id is None:
+        raise RecordError("missing_key:paper_id", "record has no paper_id")
+    parse, file_meta = _parse_and_metadata(record, paper_id)
+    body = parse.get("body_text")
+    if not isinstance(body, list):
+        raise RecordError("missing_key:body_text", f"{paper_id} has no body_text list")
+    ref_entries = parse.get("ref_entries") or {}
+    paragraphs = [_paragraph(block, ref_entries, f"{paper_id} body_text[{index}]")
+                  for index, block in enumerate(body)]
+    bib_entries = _bib_entries(parse.get("bib_entries") or {}, paper_id)
+    facts = facts or PaperFacts(None, (), None, None, None)
+    return Paper(
+        paper_id=paper_id,
+        title=facts.title or one_line(file_meta.get("title")),
+        fields_of_study=facts.fields,
+        paragraphs=paragraphs,
+        bib_entries=bib_entries,
+        source=shard.reader,
+        release=shard.release,
+        shard=shard.name,
+        metadata=paper_metadata(
+            field_scheme="mag",
+            has_abstract=agree(bool(parse.get("abstract")), facts.has_abstract),
+            has_body_text=agree(bool(paragraphs), facts.has_body_text),
+            has_bib_entries=agree(bool(bib_entries), facts.has_bib_entries),
+            has_ref_entries=agree(bool(ref_entries), facts.has_ref_entries),
+            has_inbound_citations=facts.has_inbound_citations,
+            venue_id=facts.venue_id or first_present(*(file_meta.get(key) for key in _VENUE_KEYS)),
+            year=facts.year or parse_year(file_meta.get("year")),
+        ),
+    )
+
+
+def _parse_and_metadata(record: dict, paper_id: str) -> tuple[dict, dict]:
+    file_meta = record.get("metadata") if isinstance(record.get("metadata"), dict) else {}
+    if "grobid_parse" in record or "latex_parse" in record:
+        parse = record.get("grobid_parse") or record.get("latex_parse")
+        if not isinstance(parse, dict):
+            raise RecordError("missing_key:grobid_parse", f"{paper_id} has neither a PDF nor a LaTeX parse")
+        return parse, file_meta
+    return record, file_meta
+
+
+def _paragraph(block: dict, ref_entries: dict, where: str) -> Paragraph:
+    if not isinstance(block, dict):
+        raise RecordError("bad_type:body_text", f"{where} is {type(block).__name__}, not an object")
+    for key in ("text", "cite_spans"):
+        if key not in block:
+            raise RecordError(f"missing_key:{key}", f"{where} has no {key}")
+    spans = [raw_span(item, CITE, where) for item in _spans(block, "cite_spans", where)]
+    spans += [_ref_span(item, ref_entries, where) for item in _spans(block, "ref_spans", where)]
+    spans += [raw_span(item, "formula", where) for item in _spans(block, "eq_spans", where)]
+    section = block.get("section") if isinstance(block.get("section"), str) else ""
+    number = first_present(block.get("sec_num"))
+    return make_paragraph(block["text"], section, spans, where, sec_number=number)
+
+
+def _ref_span(item: dict, ref_entries: dict, where: str) -> RawSpan:
+    span = raw_span(item, "ref", where)
+    entry = ref_entries.get(span.ref_id) if span.ref_id and isinstance(ref_entries, dict) else None
+    kind = entry.get("type") if isinstance(entry, dict) else None
+    if not kind:
+        prefix = re.sub(r"\d+$", "", span.ref_id or "")
+        words = _REF_WORDS.match(span.text or "")
+        by_word = _REF_WORD_KINDS[words.group(1).lower()] if words else "other"
+        kind = _REF_PREFIX_KINDS.get(prefix) or by_word
+    return RawSpan(span.start, span.end, kind, span.text, span.ref_id)
+
+
+def _spans(block: dict, key: str, where: str) -> list:
+    value = block.get(key) or []
+    if not isinstance(value, list):
+        raise RecordError(f"bad_type:{key}", f"{where}: {key} is {type(value).__name__}, not a list")
+    return value
+
+
+def _bib_entries(entries: dict, paper_id: str) -> dict[str, BibEntry]:
+    if not isinstance(entries, dict):
+        raise RecordError("bad_type:bib_entries", f"{paper_id}: bib_entries is {type(entries).__name__}")
+    result = {}
+    for key, entry in entries.items():
+        entry = entry if isinstance(entry, dict) else {}
+        result[str(key)] = BibEntry(
+            ref_id=str(key),
+            title=one_line(entry.get("title")),
+            year=parse_year(entry.get("year")),
+            link=first_present(entry.get("link"), entry.get("links")),
+        )
+    return result

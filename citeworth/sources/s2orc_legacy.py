@@ -1,0 +1,77 @@
+"""S2ORC 20200705 shard pairs: ``metadata_N.jsonl.gz`` + ``pdf_parses_N.jsonl.gz``, joined by paper_id.
+
+Memory: neither file is held. The parses are streamed, and a cursor walks the metadata file
+forward to each parse's row (a merge join). The release writes a shard's parses in the order of
+its metadata rows, so the cursor only steps forward; the rows it passes that may still get a parse
+(``has_pdf_parse`` not false) are kept in a small buffer of compact PaperFacts, which stays near
+empty for aligned files. If the files are not aligned the join stays correct and the buffer grows
+to at most the shard's rows with parses (PaperFacts, a few hundred bytes each) -- still far less
+than the parses, which are never buffered. A metadata row without a parse produces no Paper; a
+parse without a metadata row is quarantined as ``missing_metadata``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Generator, Iterator
+from pathlib import Path
+
+from citeworth.papers import Paper
+from citeworth.sources.base import BadRecord, RecordError, Shard, bad_record
+from citeworth.sources.facts import PaperFacts, metadata_rows, s2orc_row_facts, s2orc_row_id
+from citeworth.sources.lines import iter_json_lines
+from citeworth.sources.s2orc import paper_from_s2orc
+
+DEFAULT_RELEASE = "20200705"
+
+
+class MetadataCursor:
+    """Forward-only lookup of metadata rows by paper id, buffering the rows it skips."""
+
+    def __init__(self, path: str, shard: Shard):
+        self.name = Path(path).name
+        self._rows = metadata_rows(path, shard, s2orc_row_id)
+        self._ahead: dict[str, PaperFacts] = {}
+        self.broken = False
+
+    @property
+    def buffered(self) -> int:
+        return len(self._ahead)
+
+    def find(self, paper_id: str) -> Generator[BadRecord, None, PaperFacts | None]:
+        """The row's facts (None when the file has no such row); yields the bad rows passed."""
+        if paper_id in self._ahead:
+            return self._ahead.pop(paper_id)
+        for item in self._rows:
+            if isinstance(item, BadRecord):
+                yield item
+                if item.fatal:
+                    self.broken = True
+                    return None
+                continue
+            row_id, row = item
+            if row_id == paper_id:
+                return s2orc_row_facts(row)
+            if row.get("has_pdf_parse") is not False:
+                self._ahead.setdefault(row_id, s2orc_row_facts(row))
+        return None
+
+
+def read(shard: Shard) -> Iterator[Paper | BadRecord]:
+    if not shard.metadata:
+        raise ValueError(f"s2orc_legacy shard {shard.name!r} has no metadata file to join with")
+    cursor = MetadataCursor(shard.metadata, shard)
+    for item in iter_json_lines(shard.paths[0], shard):
+        if isinstance(item, BadRecord):
+            yield item
+            continue
+        line, record = item
+        try:
+            paper_id = s2orc_row_id(record)
+            facts = yield from cursor.find(paper_id)
+            if cursor.broken:
+                return
+            if facts is None:
+                raise RecordError("missing_metadata", f"{paper_id} has no row in {cursor.name}")
+            yield paper_from_s2orc(record, facts, shard)
+        except RecordError as error:
+            yield bad_record(shard, f"line {line.number}", error, line.data)
