@@ -10,6 +10,7 @@ again inside each section).
 
 from __future__ import annotations
 
+import bisect
 import re
 from collections.abc import Iterator
 
@@ -74,22 +75,43 @@ def paper_from_record(record: dict, shard: Shard) -> Paper:
     )
 
 
-def top_level_sections(body: list) -> list[str]:
-    """The top-level section title of every body block, in order."""
+def top_level_sections(body: list[dict]) -> list[str]:
+    """The top-level section title of every body block, in order.
+
+    A block of a ``section`` is its own top level. A dotted number names its section ("2.1" ->
+    "2"). Otherwise the block belongs to the ``section`` block before it -- unless the section
+    numbers jump across it ("5", then subsections, then "7"): then its section ("6") held no
+    paragraph of its own, its title is not in the data, and the block keeps its own title.
+    A section with no paragraph of its own is likewise unknown for a dotted number.
+    """
+    sections = [i for i, block in enumerate(body) if block.get("sec_type") == "section"]
     by_number: dict[str, str] = {}
-    for block in body:
-        if block.get("sec_type") == "section" and _number(block) not in ("", "-1"):
-            by_number.setdefault(_number(block), block.get("section") or "")
-    titles, current = [], None
-    for block in body:
-        title = block.get("section") or ""
-        if block.get("sec_type") == "section":
-            current = title
-            titles.append(title)
-            continue
-        top = _number(block).split(".")[0] if "." in _number(block) else None
-        titles.append(by_number.get(top) or (current if current is not None else title))
+    for i in sections:
+        if _number(body[i]) not in ("", "-1"):
+            by_number.setdefault(_number(body[i]), _title(body[i]))
+    titles = []
+    for i, block in enumerate(body):
+        before = bisect.bisect_right(sections, i) - 1
+        enclosing = body[sections[before]] if before >= 0 else None
+        following = body[sections[before + 1]] if before + 1 < len(sections) else None
+        if block.get("sec_type") == "section" or enclosing is None:
+            titles.append(_title(block))
+        elif "." in _number(block):
+            titles.append(by_number.get(_number(block).split(".")[0]) or _title(block))
+        elif _skips_a_section(enclosing, following):
+            titles.append(_title(block))
+        else:
+            titles.append(_title(enclosing))
     return titles
+
+
+def _skips_a_section(before: dict, after: dict | None) -> bool:
+    numbers = _number(before), _number(after) if after else ""
+    return all(n.isdigit() for n in numbers) and int(numbers[1]) > int(numbers[0]) + 1
+
+
+def _title(block: dict) -> str:
+    return block.get("section") or ""
 
 
 def _number(block: dict) -> str:
