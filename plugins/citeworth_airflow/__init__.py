@@ -4,3 +4,12 @@ a Semantic Scholar hook and the results page. The DAG files in ``dags/`` only wi
 Everything heavy (the stages, DVC, torch) is imported inside task bodies, never at module level,
 so a DAG file that imports this package still parses in milliseconds.
 """
+
+from pathlib import Path
+
+
+def project() -> Path:
+    """The project checkout the tasks work in: $CITEWORTH_PROJECT_DIR, else the folder above plugins/."""
+    from citeworth.orchestration import project_dir
+
+    return project_dir(default=Path(__file__).resolve().parents[2])

@@ -32,7 +32,7 @@ class DvcVersionOperator(BaseOperator):
     def execute(self, context: Any) -> dict[str, Any]:
         from citeworth import orchestration
         from citeworth.errors import StageFailed
-        from citeworth_airflow.tasks import project
+        from citeworth_airflow import project
 
         root = project()
         left = orchestration.record_outputs(root, self.stages)

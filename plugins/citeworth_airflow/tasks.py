@@ -10,10 +10,11 @@ from __future__ import annotations
 import logging
 import os
 from datetime import timedelta
-from pathlib import Path
 from typing import Any
 
 from airflow.sdk import Asset, Param, get_current_context, task
+
+from citeworth_airflow import project
 
 log = logging.getLogger(__name__)
 
@@ -35,6 +36,11 @@ def _optional(default: Any, kind: str, description: str, **schema: Any) -> Param
     return Param(default, type=["null", kind], description=description, **schema)
 
 
+def _dvc_remote() -> Param:
+    return _optional(os.environ.get("CITEWORTH_DVC_REMOTE"), "string",
+                     "DVC remote to push to (e.g. s3); empty: the default remote")
+
+
 # The trigger form. Empty fields keep the value params.yaml has; a run writes what it used
 # into params.yaml, so its dvc.lock entry and a later `dvc repro` agree.
 DATASET_PARAMS: dict[str, Param] = {
@@ -48,21 +54,15 @@ DATASET_PARAMS: dict[str, Param] = {
     "overrides": Param({}, type="object", description='Any other params, e.g. {"curate": {"workers": 2}}'),
     "force": Param(False, type="boolean", description="Rebuild a release that already has a data version"),
     "push": Param(True, type="boolean", description="dvc push the new version to the DVC remote"),
-    "dvc_remote": _optional(None, "string", "DVC remote to push to (e.g. s3); empty: the default remote"),
+    "dvc_remote": _dvc_remote(),
 }
 MODELS_PARAMS: dict[str, Param] = {
     "models": _optional(None, "array", "Models to train (train.models); empty: as in params.yaml",
                         items={"type": "string"}),
     "overrides": Param({}, type="object", description='Any other params, e.g. {"train": {"seeds": [1]}}'),
     "push": Param(True, type="boolean", description="dvc push the results to the DVC remote"),
-    "dvc_remote": _optional(None, "string", "DVC remote to push to (e.g. s3); empty: the default remote"),
+    "dvc_remote": _dvc_remote(),
 }
-
-
-def project() -> Path:
-    from citeworth.orchestration import project_dir
-
-    return project_dir(default=Path(__file__).resolve().parents[2])
 
 
 @task.short_circuit

@@ -1,0 +1,96 @@
+"""The "CiteWorth" page in the Airflow UI: latest dataset stats, quality gate result, model metrics.
+
+A FastAPI app mounted by the plugin at ``/citeworth``: ``/citeworth/`` is the HTML page (shown in
+the UI's nav through an external view), ``/citeworth/api/latest`` the same data as JSON. It only
+reads result files of the project checkout; it has no write endpoints.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+from typing import Any
+
+from fastapi import FastAPI
+from fastapi.responses import HTMLResponse
+
+app = FastAPI(title="citeworth results", description="Latest citeworth dataset, quality and model results")
+
+
+def _results() -> dict[str, Any]:
+    from citeworth.orchestration import latest_results
+    from citeworth_airflow import project
+
+    return latest_results(project())
+
+
+@app.get("/api/latest")
+def latest() -> dict[str, Any]:
+    return _results()
+
+
+@app.get("/", response_class=HTMLResponse)
+def page() -> str:
+    return render(_results())
+
+
+def render(results: dict[str, Any]) -> str:
+    sections = [
+        ("Data versions", _list(results.get("versions") or [])),
+        ("Dataset", _table(_dataset_rows(results.get("dataset")))),
+        ("Quality gate", _table(_quality_rows(results.get("quality")))),
+        ("Models", _table(_metric_rows(results.get("models")))),
+        ("Domains", _json(results.get("domains"))),
+        ("Transfer", _json(results.get("transfer"))),
+    ]
+    body = "".join(f"<h2>{title}</h2>{content}" for title, content in sections)
+    return (
+        "<!doctype html><html><head><meta charset='utf-8'><title>CiteWorth</title><style>"
+        "body{font-family:sans-serif;margin:1.5rem}table{border-collapse:collapse}"
+        "td,th{border:1px solid #ccc;padding:.25rem .6rem;text-align:left}"
+        "pre{background:#f6f6f6;padding:.5rem}"
+        f"</style></head><body><h1>CiteWorth: latest results</h1>{body}</body></html>"
+    )
+
+
+def _dataset_rows(stats: dict | None) -> list[tuple[str, Any]]:
+    if not stats:
+        return []
+    rows = [(f"overall {key}", value) for key, value in sorted((stats.get("overall") or {}).items())
+            if not isinstance(value, (dict, list))]
+    for split, values in sorted((stats.get("splits") or {}).items()):
+        rows += [(f"{split} {key}", value) for key, value in sorted(values.items())
+                 if not isinstance(value, (dict, list))]
+    return rows
+
+
+def _quality_rows(summary: dict | None) -> list[tuple[str, Any]]:
+    if not summary:
+        return []
+    return [(key, value if not isinstance(value, (dict, list)) else json.dumps(value, sort_keys=True))
+            for key, value in sorted(summary.items())]
+
+
+def _metric_rows(models: dict | None) -> list[tuple[str, Any]]:
+    if not models:
+        return []
+    return [(name, json.dumps(values, sort_keys=True)) for name, values in sorted(models.items())]
+
+
+def _table(rows: list[tuple[str, Any]]) -> str:
+    if not rows:
+        return "<p>not produced yet</p>"
+    cells = "".join(f"<tr><th>{html.escape(str(k))}</th><td>{html.escape(str(v))}</td></tr>" for k, v in rows)
+    return f"<table>{cells}</table>"
+
+
+def _list(items: list[str]) -> str:
+    if not items:
+        return "<p>none yet</p>"
+    return "<ul>" + "".join(f"<li>{html.escape(item)}</li>" for item in items) + "</ul>"
+
+
+def _json(value: Any) -> str:
+    if value is None:
+        return "<p>not produced yet</p>"
+    return f"<pre>{html.escape(json.dumps(value, indent=2, sort_keys=True))}</pre>"
