@@ -2,7 +2,11 @@
 
 - ``s2_api``: the release ids of the datasets API (dates, ``YYYY-MM-DD``);
 - ``arxiv_s3``: the months (``YYMM``) in the arXiv source manifest;
-- ``demo`` and ``s2orc_legacy``: fixed snapshots, their one release is ``params.release``.
+- ``demo`` and ``s2orc_legacy``: fixed snapshots with one release (``demo-v1``; ``params.release``).
+
+``latest_release(source, as_of)`` answers "which release had ``source`` published by ``as_of``", so a
+backfill run for a past date maps to one release; ``newer_release_available`` and ``releases_after``
+serve the sensor and the backfill.
 
 ``api_key`` is the S2 API key string (the DAG layer may take it from an Airflow connection); when
 None, the environment variable ``s2_api.api_key_env`` is used. Nothing here writes files.
@@ -10,10 +14,15 @@ None, the environment variable ``s2_api.api_key_env`` is used. Nothing here writ
 
 from __future__ import annotations
 
+import dataclasses
+from datetime import date, datetime
+from typing import Any
+
 from citeworth.download import arxiv, s2api
 from citeworth.download.demo import DEMO_RELEASE
 from citeworth.download.params import DownloadParams
 from citeworth.download.transports import Network, s3_client
+from citeworth.errors import StageFailed
 
 
 def available_releases(params: DownloadParams, api_key: str | None = None) -> list[str]:
@@ -25,6 +34,25 @@ def available_releases(params: DownloadParams, api_key: str | None = None) -> li
         client = s3_client(net, params.s3.endpoint_url, params.s3.region, params.s3.unsigned)
         return arxiv.manifest_months(arxiv.parse_manifest(arxiv.read_manifest(params, client)))
     return [DEMO_RELEASE if params.source == "demo" else params.release]
+
+
+def latest_release(source: str, as_of: Any = None, params: DownloadParams | None = None,
+                   api_key: str | None = None) -> str:
+    """The newest release ``source`` had published by ``as_of`` (a date/datetime; None: now).
+
+    ``params`` defaults to the ``download`` section of ./params.yaml, with ``source`` set.
+    """
+    if params is None:
+        from citeworth.stages import stage_params
+
+        params = stage_params("download")
+    params = dataclasses.replace(params, source=source)
+    releases = available_releases(params, api_key)
+    if as_of is not None:
+        releases = [r for r in releases if _published_by(source, r, _day(as_of))]
+    if not releases:
+        raise StageFailed(f"source {source} had published no release by {as_of}")
+    return releases[-1]
 
 
 def releases_after(
@@ -51,3 +79,18 @@ def _is_newer(source: str, release: str, last: str) -> bool:
     if source == "s2_api":
         return release > last  # ISO dates sort as text
     return release != last  # a fixed snapshot: only a different one counts
+
+
+def _day(value: Any) -> str:
+    """``YYYY-MM-DD`` of a date, datetime (pendulum too) or ISO string."""
+    if isinstance(value, (date, datetime)):
+        return value.isoformat()[:10]
+    return str(value)[:10]
+
+
+def _published_by(source: str, release: str, day: str) -> bool:
+    if source == "arxiv_s3":
+        return arxiv.month_order(release) <= arxiv.month_order(arxiv.normalize_month(day[:7]))
+    if source == "s2_api":
+        return release <= day
+    return True

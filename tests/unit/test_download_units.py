@@ -1,0 +1,179 @@
+"""Download building blocks: redaction, plans, arXiv manifests, release ordering, resumable fetches."""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import logging
+import os
+from pathlib import Path
+
+import pytest
+
+from citeworth.download import arxiv, releases
+from citeworth.download.demo import DEMO_RELEASE, demo_registry
+from citeworth.download.fetch import Fetcher
+from citeworth.download.manifest import Entry
+from citeworth.download.params import DownloadParams
+from citeworth.download.redaction import install_log_redaction, public_url, redact, register_secret
+from citeworth.download.remote import ChecksumMismatch, RemoteFile
+from citeworth.download.s2orc_legacy import url_list_files
+from citeworth.download.transports import LocalTransport, Network, parse_content_range
+from citeworth.errors import StageFailed
+
+PRESIGNED = "https://bucket.s3.amazonaws.com/a/b.gz?AWSAccessKeyId=AKIAXXXX&Signature=s3cr3t&Expires=1"
+
+
+def test_redact_strips_presigned_queries_and_registered_secrets():
+    register_secret("key-1234567890")
+    text = f"GET {PRESIGNED} failed; header x-api-key: key-1234567890; '/path?X-Amz-Signature=abc' 503"
+    out = redact(text)
+    assert "s3cr3t" not in out and "AKIAXXXX" not in out and "abc" not in out
+    assert "key-1234567890" not in out
+    assert "https://bucket.s3.amazonaws.com/a/b.gz?<redacted>" in out
+    assert public_url("https://user:pw@host:8443/p/q.gz?sig=1#frag") == "https://host:8443/p/q.gz"
+
+
+def test_urllib3_request_lines_are_redacted_in_logs(caplog):
+    install_log_redaction()
+    with caplog.at_level(logging.DEBUG, logger="urllib3.connectionpool"):
+        logging.getLogger("urllib3.connectionpool").debug('"GET %s HTTP/1.1" 200', "/f.gz?Signature=zz9")
+    assert "zz9" not in caplog.text and "/f.gz?<redacted>" in caplog.text
+
+
+def test_content_range_parsing():
+    assert parse_content_range("bytes 100-199/200") == (100, 200)
+    assert parse_content_range("bytes */200") == (None, 200)
+    assert parse_content_range("bytes 0-9/*") == (0, None)
+    assert parse_content_range(None) == (None, None)
+
+
+def test_demo_registry_is_the_documented_demo_set():
+    files = demo_registry()
+    prefixes = ("github/IllDepence/unarXive/doc/", "github/allenai/s2orc-doc2json/tests/s2orc/",
+                "github/allenai/s2orc/data/metadata/", "github/allenai/scibert/data/")
+    assert len(files) == 32
+    assert all(f.path.startswith(prefixes) for f in files)
+    assert all(len(f.sha256) == 64 and f.size > 0 and f.url == f.origin for f in files)
+    assert sum("/tests/s2orc/" in f.path for f in files) == 8  # the mirror holds 8 (3 + 3 + 2 releases)
+    assert len({f.path for f in files}) == len(files)
+
+
+def test_demo_registry_agrees_with_the_mirror_sources_list():
+    mirror = os.environ.get("CITEWORTH_MIRROR")
+    if not mirror or not (Path(mirror) / "SOURCES.tsv").exists():
+        pytest.skip("CITEWORTH_MIRROR not set")
+    with open(Path(mirror) / "SOURCES.tsv", encoding="utf-8", newline="") as handle:
+        sources = {row["path"]: row for row in csv.DictReader(handle, delimiter="\t")}
+    for file in demo_registry():
+        row = sources[file.path]
+        assert (row["origin_url"], row["sha256"], int(row["bytes"])) == (file.origin, file.sha256, file.size)
+
+
+def test_url_list_keeps_paths_below_the_common_folder_and_hides_signatures():
+    urls = [
+        "https://h.example/20200705v1/full/metadata/metadata_0.jsonl.gz?Signature=a1",
+        "https://h.example/20200705v1/full/pdf_parses/pdf_parses_0.jsonl.gz?Signature=b2",
+    ]
+    files = url_list_files(urls)
+    assert [f.path for f in files] == ["metadata/metadata_0.jsonl.gz", "pdf_parses/pdf_parses_0.jsonl.gz"]
+    assert all("Signature" not in f.origin and "Signature" in f.url for f in files)
+    assert "Signature" not in repr(files)
+    assert [f.path for f in url_list_files(urls[:1])] == ["metadata_0.jsonl.gz"]
+
+
+ARXIV_MANIFEST = b"""<?xml version='1.0' standalone='yes'?>
+<arXivSRC>
+  <file><content_md5sum>x</content_md5sum><filename>src/arXiv_src_9912_001.tar</filename>
+    <md5sum>AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA</md5sum><num_items>10</num_items><seq_num>1</seq_num>
+    <size>100</size><yymm>9912</yymm></file>
+  <file><filename>src/arXiv_src_0001_001.tar</filename><md5sum>bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb</md5sum>
+    <size>200</size><yymm>0001</yymm></file>
+  <file><filename>src/arXiv_src_0001_002.tar</filename><md5sum>cccccccccccccccccccccccccccccccc</md5sum>
+    <size>300</size><yymm>0001</yymm></file>
+  <file><filename>src/arXiv_src_2212_001.tar</filename><md5sum>dddddddddddddddddddddddddddddddd</md5sum>
+    <size>400</size><yymm>2212</yymm></file>
+</arXivSRC>"""
+
+
+def test_arxiv_manifest_months_order_across_the_century():
+    chunks = arxiv.parse_manifest(ARXIV_MANIFEST)
+    assert chunks[0].md5 == "a" * 32 and chunks[0].size == 100
+    assert arxiv.manifest_months(chunks) == ["9912", "0001", "2212"]
+    picked = arxiv.select_chunks(chunks, "9912", "0001")
+    assert [c.filename for c in picked] == [
+        "src/arXiv_src_9912_001.tar", "src/arXiv_src_0001_001.tar", "src/arXiv_src_0001_002.tar"]
+    assert arxiv.normalize_month("2022-12") == "2212" == arxiv.normalize_month("2212")
+    with pytest.raises(StageFailed, match="neither YYMM nor YYYY-MM"):
+        arxiv.normalize_month("Dec 2022")
+    with pytest.raises(StageFailed, match="no month 13"):
+        arxiv.normalize_month("2213")
+
+
+def test_fixed_snapshot_sources_answer_the_sensor_without_network():
+    params = DownloadParams()
+    assert releases.newer_release_available(params, None) == DEMO_RELEASE
+    assert releases.newer_release_available(params, DEMO_RELEASE) is None
+    assert releases.releases_after(params, "demo-v0") == [DEMO_RELEASE]
+    assert releases.latest_release("demo", "2024-01-01", params=params) == DEMO_RELEASE
+
+
+def test_release_ordering_rules():
+    assert releases._is_newer("s2_api", "2024-01-02", "2023-12-31")
+    assert not releases._is_newer("s2_api", "2023-12-31", "2023-12-31")
+    assert releases._is_newer("arxiv_s3", "0001", "9912")
+    assert releases._is_newer("arxiv_s3", "2301", "2022-12")
+    assert releases._published_by("arxiv_s3", "2212", "2022-12-31")
+    assert not releases._published_by("arxiv_s3", "2301", "2022-12-31")
+    assert releases._published_by("s2_api", "2023-03-28", "2023-03-28")
+
+
+# ---- the resumable, verified fetch, read from a local folder (the mirror transport) ----
+
+def local_file(tmp_path: Path, data: bytes, **expect) -> RemoteFile:
+    source = tmp_path / "mirror" / "f.bin"
+    source.parent.mkdir(parents=True, exist_ok=True)
+    source.write_bytes(data)
+    return RemoteFile(path="sub/f.bin", origin="https://example.org/f.bin", url=str(source), **expect)
+
+
+def fetcher(tmp_path: Path, previous: dict[str, Entry] | None = None) -> Fetcher:
+    return Fetcher(tmp_path / "release", lambda url: LocalTransport(), Network(retries=2, backoff=0.01),
+                   previous or {})
+
+
+def test_a_partial_file_is_resumed_not_refetched(tmp_path):
+    data = os.urandom(3 * 1024 * 1024 + 17)
+    file = local_file(tmp_path, data, size=len(data), sha256=hashlib.sha256(data).hexdigest())
+    part = tmp_path / "release" / "sub" / "f.bin.part"
+    part.parent.mkdir(parents=True)
+    part.write_bytes(data[:1_000_000])
+    result = fetcher(tmp_path).fetch_all([file], desc="t")
+    assert (tmp_path / "release" / "sub" / "f.bin").read_bytes() == data
+    assert not part.exists()
+    assert result.bytes_fetched == len(data) - 1_000_000
+    assert result.entries[0].sha256 == file.sha256 and result.fetched == 1
+
+
+def test_a_checksum_mismatch_deletes_the_partial_file_and_fails_clearly(tmp_path):
+    data = b"the real bytes" * 100
+    file = local_file(tmp_path, data, size=len(data), sha256="0" * 64)
+    with pytest.raises(ChecksumMismatch, match=r"https://example.org/f.bin: sha256 \w+ does not match the "
+                       r"expected 0{64}; the partial download was deleted"):
+        fetcher(tmp_path).fetch_all([file], desc="t")
+    assert list((tmp_path / "release" / "sub").iterdir()) == []
+
+
+def test_present_files_with_the_right_checksum_are_kept_and_keep_their_fetch_time(tmp_path):
+    data = b"abc" * 1000
+    file = local_file(tmp_path, data, size=len(data), sha256=hashlib.sha256(data).hexdigest())
+    first = fetcher(tmp_path).fetch_all([file], desc="t").entries[0]
+    earlier = Entry(**{**first.as_json(), "fetched_at": "2020-01-01T00:00:00Z"})
+    again = fetcher(tmp_path, {file.path: earlier}).fetch_all([file], desc="t")
+    assert (again.fetched, again.skipped, again.bytes_fetched) == (0, 1, 0)
+    assert again.entries[0] == earlier
+    (tmp_path / "release" / "sub" / "f.bin").write_bytes(b"tampered")
+    healed = fetcher(tmp_path, {file.path: earlier}).fetch_all([file], desc="t")
+    assert healed.fetched == 1
+    assert (tmp_path / "release" / "sub" / "f.bin").read_bytes() == data
+    assert healed.entries[0] == earlier  # the same bytes again: the manifest does not change
