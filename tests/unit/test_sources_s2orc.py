@@ -1,0 +1,107 @@
+"""The S2ORC single-paper JSON reader on the mirrored real papers of three releases."""
+
+from __future__ import annotations
+
+import pytest
+
+from citeworth.sources import BadRecord, discover_shards, read_shard
+from citeworth.sources.facts import METADATA_KEYS
+
+PAPERS = "github/allenai/s2orc-doc2json/tests/s2orc/*/*.json"
+METADATA = "github/allenai/s2orc/data/metadata/sample.jsonl"
+
+
+@pytest.fixture(scope="module")
+def shards(mirror):
+    return {shard.name: shard for shard in discover_shards("s2orc_json", str(mirror / PAPERS),
+                                                          metadata=str(mirror / METADATA))}
+
+
+def read(shard):
+    items = list(read_shard(shard))
+    assert not [item for item in items if isinstance(item, BadRecord)]
+    return {paper.paper_id: paper for paper in items}
+
+
+@pytest.fixture(scope="module")
+def papers(shards):
+    return {pid: paper for shard in shards.values() for pid, paper in read(shard).items()}
+
+
+def test_one_shard_per_release_folder(shards, mirror):
+    assert sorted(shards) == ["20190928", "20200705", "20210101"]
+    for name, shard in shards.items():
+        assert shard.release == name and shard.metadata == str(mirror / METADATA)
+        assert all(f"/{name}/" in path for path in shard.paths)
+
+
+@pytest.mark.parametrize(("release", "papers_", "paragraphs", "cites"), [
+    ("20190928", 3, 49, 147),   # grobid_parse nested under the paper
+    ("20200705", 3, 124, 186),  # flat pdf parse
+    ("20210101", 2, 66, 132),   # flat, with a small metadata block
+])
+def test_counts_per_release(shards, release, papers_, paragraphs, cites):
+    found = read(shards[release]).values()
+    assert len(found) == papers_
+    assert sum(len(p.paragraphs) for p in found) == paragraphs
+    assert sum(len(q.cite_spans) for p in found for q in p.paragraphs) == cites
+
+
+def test_span_text_is_the_paragraph_slice_and_links_the_bibliography(papers):
+    linked = total = 0
+    for paper in papers.values():
+        for paragraph in paper.paragraphs:
+            for span in paragraph.cite_spans:
+                assert paragraph.text[span.start:span.end] == span.text
+                total += 1
+                linked += span.ref_id in paper.bib_entries
+    assert linked / total > 0.9
+
+
+def test_real_citation_markers(papers):
+    def markers(pid):
+        return {span.text for p in papers[pid].paragraphs for span in p.cite_spans}
+    assert "(Wernet and Desplan 2004;" in markers("18980463")  # author-year
+    assert "15," in markers("94551546")  # numeric superscripts
+    assert "(11," in markers("24e6b80e338a4e543de6b49cada07156c9149d22")
+
+
+def test_section_titles_are_kept_as_the_source_gives_them(papers):
+    assert {p.section for p in papers["10002293"].paragraphs} == {""}  # GROBID 2019: section null
+    sections = [p.section for p in papers["18980380"].paragraphs]
+    assert "II. PRELIMINARIES" in sections and "V. CONCLUSION" in sections
+
+
+def test_metadata_sample_supplies_mag_fields_for_the_three_papers_it_has(papers):
+    assert papers["18980380"].fields_of_study == ("Mathematics", "Computer Science")
+    assert papers["18980463"].fields_of_study == ("Biology", "Medicine")
+    assert papers["94551546"].fields_of_study == ("Materials Science",)
+    assert papers["18980463"].metadata == {
+        "field_scheme": "mag", "has_abstract": True, "has_body_text": True, "has_bib_entries": True,
+        "has_ref_entries": True, "has_inbound_citations": True, "venue_id": "Genes & development",
+        "year": 2007,
+    }
+    assert papers["18980463"].title.startswith("Adult and larval photoreceptors")
+
+
+def test_papers_outside_the_metadata_keep_what_their_file_says(papers):
+    paper = papers["10042064"]  # 20190928: venue and year in the file, no MAG fields anywhere
+    assert paper.fields_of_study == ()
+    assert paper.metadata["has_inbound_citations"] is None
+    assert (paper.metadata["venue_id"], paper.metadata["year"]) == ("The Economic Journal", 2000)
+    assert papers["f2235cd28c171f9f3b6a8bcebe246159c464980c"].metadata["has_abstract"] is False
+    for paper in papers.values():
+        assert tuple(paper.metadata) == METADATA_KEYS
+        assert (paper.source, paper.release) == ("s2orc_json", paper.shard)
+
+
+def test_without_metadata_the_fields_are_unknown(mirror):
+    [shard] = discover_shards("s2orc_json", str(mirror / PAPERS.replace("*/", "20200705/")))
+    paper = read(shard)["18980380"]
+    assert paper.fields_of_study == () and paper.metadata["has_inbound_citations"] is None
+    assert paper.title is None  # the 20200705 parse carries no title
+
+
+def test_reference_spans_get_their_kind(papers):
+    kinds = {kind for p in papers["10045593"].paragraphs for *_, kind in p.ref_spans}
+    assert kinds == {"figure", "table"}  # incl. unresolved "(Figure 3" spans named by their text
