@@ -22,6 +22,9 @@ from citeworth.download.redaction import install_log_redaction
 from citeworth.download.remote import CHUNK, Body, RemoteFile
 
 RETRY_STATUSES = (429, 500, 502, 503, 504)
+# Network reads are small so that a connection cut mid-body loses little: a chunk is written to the
+# .part file only once it has fully arrived.
+NET_CHUNK = 64 * 1024
 _CONTENT_RANGE = re.compile(r"bytes (?:(\d+)-\d+|\*)/(\d+|\*)")
 
 
@@ -85,9 +88,9 @@ class HttpTransport:
         response.raise_for_status()
         if response.status_code == 206:
             start, total = parse_content_range(response.headers.get("Content-Range"))
-            return Body(start or 0, total, response.iter_content(CHUNK))
+            return Body(start or 0, total, response.iter_content(NET_CHUNK))
         length = response.headers.get("Content-Length")
-        return Body(0, int(length) if length else None, response.iter_content(CHUNK))
+        return Body(0, int(length) if length else None, response.iter_content(NET_CHUNK))
 
 
 def split_s3_url(url: str) -> tuple[str, str]:
@@ -121,7 +124,7 @@ class S3Transport:
             start, total = parse_content_range(response.get("ContentRange"))
             if total is None:
                 start, total = 0, response.get("ContentLength")
-            yield Body(start or 0, total, stream.iter_chunks(CHUNK))
+            yield Body(start or 0, total, stream.iter_chunks(NET_CHUNK))
         finally:
             stream.close()
 
