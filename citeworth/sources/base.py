@@ -46,6 +46,7 @@ class RecordError(ValueError):
 
 
 def bad_record(shard: Shard, location: str, error: RecordError, raw: str | bytes) -> BadRecord:
+    """A BadRecord for ``error``; ``raw`` is the offending input (a line without its newline)."""
     if isinstance(raw, bytes):
-        raw = raw[: RAW_CHARS * 4].decode("utf-8", errors="replace")
-    return BadRecord(shard.name, location, error.reason, error.detail, raw[:RAW_CHARS])
+        raw = raw[: RAW_CHARS * 4].decode("utf-8", errors="replace")  # UTF-8 is at most 4 bytes a char
+    return BadRecord(shard.name, location, error.reason, error.detail, raw.rstrip("\r\n")[:RAW_CHARS])
