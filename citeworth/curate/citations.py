@@ -1,0 +1,171 @@
+"""Citation regexes (Appendix B of the paper) and the citation-span operations of §3.2.
+
+Two regexes differ from the public code on purpose, with tests that show why:
+
+- ``NUMERIC`` accepts exactly the strings of the paper's ``\\[([0-9]+\\s*[,-;]*\\s*)*[0-9]+\\s*\\]``
+  (``[,-;]`` is the range ``, - . / 0-9 : ;``) but without its nested quantifiers, which backtrack
+  exponentially: ``"[" + 20 digits`` with no closing bracket takes seconds, 30 digits hours.
+- ``ET_AL`` is word-bounded: the code's ``et( )?al(\\.?)`` also fires inside "metal" or "petal".
+"""
+
+from __future__ import annotations
+
+import re
+import string
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from citeworth.papers import CitationSpan
+
+# The paper's numeric regex, as a single-level pattern: a digit, any of [whitespace , - . / 0-9 : ;],
+# ending in a digit, optional whitespace, "]".
+NUMERIC = re.compile(r"\[[0-9](?:[\s,-;]*[0-9])?\s*\]")
+YEAR = re.compile(r"\(?[12][0-9]{3}[a-z]?\s*\)")
+ET_AL = re.compile(r"\bet ?al\b\.?")
+CITE_PLACEHOLDER = re.compile(r"\{\{cite:[^{}]*\}\}")
+PLACEHOLDER = re.compile(r"\{\{(\w+):[^{}]*\}\}")
+HANGING_CITATION = re.compile(
+    r"\s+\(?(\(\s*\)|like|reference|including|include|with|for instance|for example|see also|at|following"
+    r"|of|from|to|in|by|see|as|e\.?g\.?(,)?|viz(\.)?(,)?)\s*(,)*(-)*[\)\]]?\s*[.?!]\s*$"
+)
+# A run of bracketed numeric citations, e.g. "[1]", "[2, 5-7]", "[3], [4]".
+_NUMERIC_RUN = re.compile(rf"(?:{NUMERIC.pattern})(?:[\s,;\u2013-]*(?:{NUMERIC.pattern}))*")
+_PLACEHOLDER_RUN = re.compile(rf"(?:{CITE_PLACEHOLDER.pattern})(?:[\s,;]*(?:{CITE_PLACEHOLDER.pattern}))*")
+_CAPITAL = re.compile(r"[A-Z]")
+_WORD = re.compile(r"\w")
+# Punctuation that attaches to the preceding word once a citation before it is removed.
+_ATTACHING = frozenset(string.punctuation) - frozenset("([{")
+_CLOSER = {"(": ")", "[": "]"}
+_OPENER = {v: k for k, v in _CLOSER.items()}
+
+
+@dataclass(frozen=True, slots=True)
+class Citation:
+    """One citation marker as removed from the text: one or more merged source spans."""
+
+    start: int
+    end: int
+    text: str
+    ref_ids: tuple[str | None, ...]
+
+
+def span_problem(text: str, spans: Sequence[CitationSpan]) -> str | None:
+    """Why the source's spans cannot be trusted ("bad_span"), or None: out of range, text that
+    differs from the paragraph, or overlapping."""
+    previous_end = 0
+    for span in sorted(spans, key=lambda s: (s.start, s.end)):
+        if not 0 <= span.start < span.end <= len(text) or text[span.start:span.end] != span.text:
+            return "bad_span"
+        if span.start < previous_end:
+            return "bad_span"
+        previous_end = span.end
+    return None
+
+
+def trimmed(text: str, span: CitationSpan) -> Citation:
+    """A span as a Citation without surrounding whitespace (parsers often include a space)."""
+    start = span.start + len(span.text) - len(span.text.lstrip())
+    end = span.end - (len(span.text) - len(span.text.rstrip()))
+    return Citation(start, end, text[start:end], (span.ref_id,))
+
+
+def merge_citations(text: str, spans: Sequence[CitationSpan], gap: re.Pattern[str],
+                    balance: bool = True) -> list[Citation]:
+    """Merge spans separated only by ``gap`` (e.g. "[1], [2]" -> one citation) and, with
+    ``balance``, extend each over a bracket the parser left just outside it."""
+    merged: list[Citation] = []
+    for span in sorted(spans, key=lambda s: s.start):
+        cite = trimmed(text, span)
+        if merged and gap.fullmatch(text, merged[-1].end, cite.start):
+            last = merged.pop()
+            cite = Citation(last.start, cite.end, text[last.start:cite.end], last.ref_ids + cite.ref_ids)
+        merged.append(cite)
+    return [balanced(text, c) for c in merged] if balance else merged
+
+
+def balanced(text: str, cite: Citation) -> Citation:
+    """Extend ``cite`` over whitespace + the bracket that closes (or opens) an unbalanced one,
+    e.g. "(Green et al. 1993" + " )" -> "(Green et al. 1993 )"."""
+    start, end = cite.start, cite.end
+    for opener, closer in _CLOSER.items():
+        excess = cite.text.count(opener) - cite.text.count(closer)
+        if excess > 0:
+            after = re.match(rf"\s*\{closer}", text[end:])
+            end += after.end() if after else 0
+        elif excess < 0:
+            before = re.search(rf"\{_OPENER[closer]}\s*$", text[:start])
+            start = before.start() if before else start
+    if (start, end) == (cite.start, cite.end):
+        return cite
+    return Citation(start, end, text[start:end], cite.ref_ids)
+
+
+def citation_format(text: str) -> str | None:
+    """"numeric" (bracketed numbers), "author_year" (parenthetical, with a name and a year),
+    "placeholder" (unarXive ``{{cite:...}}``) or None for any other form (superscripts,
+    narrative "Smith (2001)", parenthetical numbers "(14)")."""
+    text = text.strip()
+    if _NUMERIC_RUN.fullmatch(text):
+        return "numeric"
+    if text.startswith("(") and text.endswith(")") and YEAR.search(text) and _CAPITAL.search(text):
+        return "author_year"
+    if _PLACEHOLDER_RUN.fullmatch(text):
+        return "placeholder"
+    return None
+
+
+def missed_citation(text: str) -> bool:
+    """Does ``text`` (citation spans already removed) still contain a citation (Appendix B)?"""
+    return bool(NUMERIC.search(text) or YEAR.search(text) or ET_AL.search(text)
+                or CITE_PLACEHOLDER.search(text))
+
+
+def hanging_citation(sentence: str) -> bool:
+    """Does the sentence end in a citation marker such as "as shown by." (Appendix B)?"""
+    return HANGING_CITATION.search(sentence.lower()) is not None
+
+
+def placeholder_kinds(text: str) -> set[str]:
+    """Kinds of ``{{kind:...}}`` placeholders in ``text`` (unarXive: cite, formula, figure, table)."""
+    return {m.group(1) for m in PLACEHOLDER.finditer(text)}
+
+
+def at_sentence_end(text: str, cite_end: int, sentence_end: int) -> bool:
+    """Only punctuation and whitespace follow the citation up to the sentence end."""
+    return _WORD.search(text, cite_end, sentence_end) is None
+
+
+def could_end_sentence(text: str, cite_end: int, end_chars: str) -> bool:
+    """Before splitting: no word follows the citation before a sentence-final mark (or the end of
+    the paragraph), a necessary condition for being at the end of its sentence."""
+    for char in text[cite_end:]:
+        if char in end_chars:
+            return True
+        if char.isalnum() or char == "_":
+            return False
+    return True
+
+
+def remove_citations(text: str, start: int, end: int, cites: Sequence[Citation]) -> str:
+    """``text[start:end]`` without the citations; punctuation after a removed citation attaches to
+    the preceding word ("shown [2]." -> "shown.")."""
+    out = text[start:cites[0].start] if cites else text[start:end]
+    for i, cite in enumerate(cites):
+        following = text[cite.end:cites[i + 1].start if i + 1 < len(cites) else end].lstrip()
+        if following[:1] in _ATTACHING:
+            out = out.rstrip()
+        out += following
+    return out.strip()
+
+
+def normalize_space(text: str) -> str:
+    """Runs of whitespace (line breaks from LaTeX sources, no-break spaces, double spaces) -> one space."""
+    return " ".join(text.split())
+
+
+def strip_hanging_punctuation(sentence: str, chars: str, min_chars: int) -> str:
+    """Drop characters in ``chars`` just before the final mark, e.g. "shown ,." -> "shown."
+    (the public code's loop, stopping at ``min_chars``)."""
+    while len(sentence) > max(min_chars, 1) and sentence[-2] in chars:
+        sentence = sentence[:-2] + sentence[-1]
+    return sentence

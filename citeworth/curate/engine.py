@@ -1,0 +1,295 @@
+"""The curation engine: ``Paper`` stream in, CiteWorth paragraph records out (§3 of the paper).
+
+Per paper: the metadata filter, exactly one CiteWorth field, permissible sections and the
+paper-level citation checks. Per paragraph, everything that can be decided on the text and its
+citation spans is decided *before* sentence splitting (the expensive step): citations present and
+sound, placeholders, missed citations, citation format and position. Only the surviving candidates
+are split, in ``nlp.pipe`` batches, once each; then every sentence is labelled, cleaned and
+checked. One bad sentence rejects its paragraph; every rejection is counted by reason.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from dataclasses import fields as dataclass_fields
+
+from citeworth.curate import citations as cit
+from citeworth.curate.config import CurationConfig
+from citeworth.curate.fields import assign_field
+from citeworth.curate.filters import paper_rejection
+from citeworth.curate.sections import SectionFilter
+from citeworth.curate.sentences import Bounds, SentenceSplitter, join_across
+from citeworth.curate.stats import CITE_WORTHY
+from citeworth.papers import Paper, Paragraph
+
+NON_CITE_WORTHY = "non-check-worthy"
+
+
+@dataclass
+class CurationStats:
+    """The curation funnel. Every paragraph seen is either kept or rejected with one reason:
+    ``paragraphs == kept + sum(paragraphs_rejected.values())`` and every split candidate is kept
+    or rejected after splitting."""
+
+    papers: int = 0
+    papers_rejected: Counter = field(default_factory=Counter)  # reason -> papers
+    papers_kept: int = 0  # papers with at least one kept paragraph
+    paragraphs: int = 0  # every body paragraph of every paper
+    paragraphs_in_sections: int = 0  # of accepted papers, in permissible sections
+    candidates: int = 0  # passed every check before splitting, so were split
+    kept: int = 0
+    paragraphs_rejected: Counter = field(default_factory=Counter)  # reason -> paragraphs
+    sentences_split: int = 0  # sentences of the split candidates
+    sentences: int = 0  # sentences of kept paragraphs
+    cite_worthy: int = 0  # ... of which cite-worthy
+    fields: Counter = field(default_factory=Counter)  # CiteWorth field -> kept paragraphs
+
+    def merge(self, other: CurationStats) -> CurationStats:
+        """Add ``other``'s counts into this one (shards -> run); returns self."""
+        for f in dataclass_fields(self):
+            setattr(self, f.name, getattr(self, f.name) + getattr(other, f.name))
+        return self
+
+    def __add__(self, other: CurationStats) -> CurationStats:
+        return CurationStats.from_dict(self.to_dict()).merge(other)
+
+    def to_dict(self) -> dict:
+        plain = {}
+        for f in dataclass_fields(self):
+            value = getattr(self, f.name)
+            plain[f.name] = dict(sorted(value.items())) if isinstance(value, Counter) else value
+        return dict(sorted(plain.items()))
+
+    @classmethod
+    def from_dict(cls, data: dict) -> CurationStats:
+        known = {f.name: f for f in dataclass_fields(cls)}
+        unknown = sorted(set(data) - set(known))
+        if unknown:
+            raise ValueError(f"CurationStats: unknown key(s) {unknown}")
+        return cls(**{k: Counter(v) if isinstance(v, dict) else v for k, v in data.items()})
+
+
+@dataclass
+class _Candidate:
+    index: int  # paragraph index in the paper's body
+    paragraph: Paragraph
+    cites: list[cit.Citation]
+
+
+@dataclass
+class _PaperWork:
+    paper: Paper
+    field: str
+    candidates: list[_Candidate]
+
+
+class Curator:
+    """Apply ``config``'s rules to a stream of papers; ``stats`` counts as it goes."""
+
+    def __init__(self, config: CurationConfig):
+        self.config = config
+        self.stats = CurationStats()
+        self.sections = SectionFilter(config.sections)
+        self._gap = re.compile(config.merge_gap)
+        self._splitter: SentenceSplitter | None = None
+
+    @property
+    def splitter(self) -> SentenceSplitter:
+        """Loaded on first use: a run that rejects everything before splitting never loads spaCy."""
+        if self._splitter is None:
+            self._splitter = SentenceSplitter(self.config.spacy_model, self.config.batch_size)
+        return self._splitter
+
+    def curate(self, papers: Iterable[Paper]) -> Iterator[dict]:
+        """Dataset records of the kept paragraphs, in input order (papers, then paragraphs)."""
+        pending: list[_PaperWork] = []
+        waiting = 0
+        for paper in papers:
+            work = self._select(paper)
+            if work is None:
+                continue
+            pending.append(work)
+            waiting += len(work.candidates)
+            if waiting >= self.config.batch_size:
+                yield from self._finish(pending)
+                pending, waiting = [], 0
+        yield from self._finish(pending)
+
+    # --- before splitting ---------------------------------------------------------------------
+
+    def _select(self, paper: Paper) -> _PaperWork | None:
+        """Paper-level and pre-split paragraph rules; the paper's split candidates, or None."""
+        self.stats.papers += 1
+        self.stats.paragraphs += len(paper.paragraphs)
+        decision = assign_field(paper.metadata.get("field_scheme"), paper.fields_of_study,
+                                self.config.multi_field)
+        if reason := paper_rejection(paper, self.config) or decision.reason:
+            return self._reject_paper(paper, reason)
+        permitted = [i for i, p in enumerate(paper.paragraphs) if self.sections.permits(p.section)]
+        cites = {i: self._citations(paper.paragraphs[i]) for i in permitted
+                 if paper.paragraphs[i].cite_spans}
+        if reason := self._paper_citation_reason(paper, permitted, cites):
+            return self._reject_paper(paper, reason)
+        self.stats.paragraphs_in_sections += len(permitted)
+        candidates = []
+        for i, paragraph in enumerate(paper.paragraphs):
+            why = self._paragraph_reason(paragraph, i in cites, cites.get(i), i in permitted)
+            if why:
+                self.stats.paragraphs_rejected[why] += 1
+            else:
+                candidates.append(_Candidate(i, paragraph, cites[i]))
+        self.stats.candidates += len(candidates)
+        return _PaperWork(paper, decision.field, candidates) if candidates else None
+
+    def _reject_paper(self, paper: Paper, reason: str) -> None:
+        self.stats.papers_rejected[reason] += 1
+        self.stats.paragraphs_rejected["paper_rejected"] += len(paper.paragraphs)
+
+    def _citations(self, paragraph: Paragraph) -> list[cit.Citation] | None:
+        """The paragraph's citations (merged in citeworth mode), or None when its spans are unsound."""
+        text, spans = paragraph.text, paragraph.cite_spans
+        if cit.span_problem(text, spans):
+            return None
+        if self.config.spans_only:
+            return [cit.trimmed(text, s) for s in sorted(spans, key=lambda s: s.start)]
+        return cit.merge_citations(text, spans, self._gap, self.config.balance_brackets)
+
+    def _paper_citation_reason(self, paper: Paper, permitted: list[int],
+                               cites: dict[int, list[cit.Citation] | None]) -> str | None:
+        spans = sum(len(paper.paragraphs[i].cite_spans) for i in permitted)
+        if spans < self.config.min_paper_citation_spans:
+            return "too_few_citations"
+        if self.config.check_paper_citation_style and not self.config.spans_only:
+            first = next((found[0] for i in permitted if (found := cites.get(i))), None)
+            if first is not None and not self._format_ok(first):
+                return "citation_style"
+        return None
+
+    def _paragraph_reason(self, paragraph: Paragraph, has_spans: bool,
+                          cites: list[cit.Citation] | None, permitted: bool) -> str | None:
+        if not permitted:
+            return "section_not_permitted"
+        if not has_spans:
+            return "no_citation_spans"
+        if cites is None:
+            return "bad_span"
+        if self.config.spans_only:
+            return None
+        text, config = paragraph.text, self.config
+        if kinds := sorted(cit.placeholder_kinds(text) & config.placeholders):
+            return f"{kinds[0]}_placeholder"
+        if config.check_missed_citations and cit.missed_citation(
+                cit.remove_citations(text, 0, len(text), cites)):
+            return "missed_citation"
+        if not all(self._format_ok(c) for c in cites):
+            return "citation_format"
+        if config.require_citation_at_end and not all(
+                cit.could_end_sentence(text, c.end, config.sentence_end_chars) for c in cites):
+            return "citation_not_at_end"
+        return None
+
+    def _format_ok(self, cite: cit.Citation) -> bool:
+        kind = cit.citation_format(cite.text)
+        if kind == "placeholder":
+            return self.config.accept_placeholder_citations
+        return kind in self.config.formats
+
+    # --- after splitting ----------------------------------------------------------------------
+
+    def _finish(self, pending: list[_PaperWork]) -> Iterator[dict]:
+        """Split every pending candidate in one batched pass, then label, check and emit."""
+        if not pending:
+            return
+        splits = self.splitter.split(c.paragraph.text for work in pending for c in work.candidates)
+        for work in pending:
+            records = []
+            for candidate in work.candidates:
+                outcome = self._samples(candidate, next(splits))
+                if isinstance(outcome, str):
+                    self.stats.paragraphs_rejected[outcome] += 1
+                else:
+                    records.append(self._record(work, candidate, outcome))
+            self._count_kept(work.field, records)
+            yield from records
+
+    def _samples(self, candidate: _Candidate, bounds: list[Bounds]) -> list[dict] | str:
+        """The paragraph's labelled sentences, or the reason the paragraph is rejected."""
+        text, cites = candidate.paragraph.text, candidate.cites
+        sentences = join_across(bounds, [(c.start, c.end) for c in cites])
+        self.stats.sentences_split += len(sentences)
+        if not self.config.spans_only and len(sentences) < self.config.min_sentences:
+            return "too_few_sentences"
+        samples, i = [], 0
+        for start, end in sentences:
+            inside = []
+            while i < len(cites) and cites[i].start < end:
+                inside.append(cites[i])
+                i += 1
+            sample = self._sample(text, start, end, inside)
+            if isinstance(sample, str):
+                return sample
+            samples.append(sample)
+        return samples
+
+    def _sample(self, text: str, start: int, end: int, cites: list[cit.Citation]) -> dict | str:
+        original = text[start:end]
+        if not cites:
+            cleaned = cit.normalize_space(original)
+            reason = None if self.config.spans_only else self._sentence_reason(cleaned)
+            return reason or {"text": cleaned, "label": NON_CITE_WORTHY, "original_text": original,
+                              "ref_ids": None, "citation_text": None}
+        cleaned = cit.normalize_space(cit.remove_citations(text, start, end, cites))
+        if not self.config.spans_only:
+            if self.config.require_citation_at_end and not all(
+                    cit.at_sentence_end(text, c.end, end) for c in cites):
+                return "citation_not_at_end"
+            cleaned = cit.strip_hanging_punctuation(cleaned, self.config.hanging_punctuation,
+                                                    self.config.min_sentence_chars)
+            if reason := self._sentence_reason(cleaned):
+                return reason
+        return {"text": cleaned, "label": CITE_WORTHY, "original_text": original,
+                "ref_ids": [list(c.ref_ids) for c in cites], "citation_text": [c.text for c in cites]}
+
+    def _sentence_reason(self, sentence: str) -> str | None:
+        """Validity (§3.1 check 5), then missed and hanging citations (Appendix B)."""
+        config = self.config
+        if len(sentence) <= config.min_sentence_chars:
+            return "sentence_too_short"
+        if config.require_capital_start and not sentence[0].isupper():
+            return "sentence_start"
+        if sentence[-1] not in config.sentence_end_chars:
+            return "sentence_end"
+        if config.check_missed_citations and cit.missed_citation(sentence):
+            return "missed_citation"
+        if config.check_hanging_citations and cit.hanging_citation(sentence):
+            return "hanging_citation"
+        return None
+
+    @staticmethod
+    def _record(work: _PaperWork, candidate: _Candidate, samples: list[dict]) -> dict:
+        paper, paragraph = work.paper, candidate.paragraph
+        return {
+            "paper_id": paper.paper_id,
+            "section_idx": candidate.index,
+            "section_title": paragraph.section,
+            "mag_field_of_study": [work.field],
+            "original_text": paragraph.text,
+            "samples": samples,
+            "source": paper.source,
+            "release": paper.release,
+            "shard": paper.shard,
+        }
+
+    def _count_kept(self, field_name: str, records: list[dict]) -> None:
+        stats = self.stats
+        if not records:
+            return
+        stats.kept += len(records)
+        stats.papers_kept += 1
+        stats.fields[field_name] += len(records)
+        for record in records:
+            stats.sentences += len(record["samples"])
+            stats.cite_worthy += sum(s["label"] == CITE_WORTHY for s in record["samples"])
