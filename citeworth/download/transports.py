@@ -157,6 +157,8 @@ def s3_client(net: Network, endpoint_url: str | None = None, region: str = "us-e
         read_timeout=net.timeout,
         max_pool_connections=max(net.workers, 10),
         signature_version=UNSIGNED if unsigned else None,
+        # A ranged GET cannot be checked against a whole-object checksum; we verify the whole file.
+        response_checksum_validation="when_required",
     )
     return boto3.session.Session().client("s3", endpoint_url=endpoint_url, region_name=region, config=config)
 

@@ -51,7 +51,7 @@ class FakeS2:
         self.mirror: Path | None = None
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
         self.base = f"http://127.0.0.1:{self.server.server_address[1]}"
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.thread = threading.Thread(target=self.server.serve_forever, args=(0.05,), daemon=True)
 
     def file_gets(self) -> list[dict]:
         return [r for r in self.requests if not r["path"].startswith("/datasets/")]

@@ -1,0 +1,294 @@
+"""The S3 sources against a real S3 API server on loopback: ``moto_server`` over HTTP, reached
+through a small fault-injecting proxy (503 SlowDown, a transfer cut mid-file).
+
+Legacy S2ORC shards come from a bucket listing; arXiv tars from a requester-pays bucket chosen by
+the month range of its manifest. The requester-pays header is checked in moto's own request recording.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import http.client
+import json
+import os
+import random
+import socket
+import subprocess
+import sys
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import boto3
+import pytest
+import requests
+
+from citeworth.download import releases
+from citeworth.download.params import ArxivParams, DownloadParams, LegacyS2orcParams, S3Params
+from citeworth.download.remote import ChecksumMismatch
+from citeworth.download.stage import download
+
+HOP_BY_HOP = {"connection", "keep-alive", "transfer-encoding", "content-length"}
+SLOW_DOWN = (b'<?xml version="1.0" encoding="UTF-8"?><Error><Code>SlowDown</Code>'
+             b"<Message>Please reduce your request rate.</Message></Error>")
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+class FaultProxy:
+    """Forwards every request to moto; can answer 503 SlowDown or cut a body short, once per path."""
+
+    def __init__(self, upstream_port: int) -> None:
+        self.upstream_port = upstream_port
+        self.requests: list[dict] = []
+        self.slow_down: dict[str, int] = {}
+        self.cut_after: dict[str, int] = {}
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+        threading.Thread(target=self.server.serve_forever, args=(0.05,), daemon=True).start()
+
+    def gets(self, path: str) -> list[dict]:
+        return [r for r in self.requests if r["method"] == "GET" and r["path"] == path]
+
+    def _handler(self):
+        proxy = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args):
+                pass
+
+            def do_GET(self):
+                self._forward("GET")
+
+            def do_HEAD(self):
+                self._forward("HEAD")
+
+            def _forward(self, method: str) -> None:
+                path = self.path.partition("?")[0]
+                proxy.requests.append({"method": method, "path": path, "range": self.headers.get("Range")})
+                if proxy.slow_down.get(path, 0) > 0:
+                    proxy.slow_down[path] -= 1
+                    return self._reply(503, {"Content-Type": "application/xml"}, SLOW_DOWN)
+                upstream = http.client.HTTPConnection("127.0.0.1", proxy.upstream_port, timeout=30)
+                upstream.request(method, self.path, headers=dict(self.headers))
+                answer = upstream.getresponse()
+                body = answer.read()
+                headers = {k: v for k, v in answer.getheaders() if k.lower() not in HOP_BY_HOP}
+                upstream.close()
+                self._reply(answer.status, headers, body, proxy.cut_after.pop(path, None))
+
+            def _reply(self, status: int, headers: dict, body: bytes, cut: int | None = None) -> None:
+                self.send_response(status)
+                for key, value in headers.items():
+                    self.send_header(key, value)
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                if cut is None:
+                    self.wfile.write(body)
+                    return
+                self.wfile.write(body[:cut])  # the transfer is cut: part of the body, then hang up
+                self.wfile.flush()
+                self.close_connection = True
+
+        return Handler
+
+
+@pytest.fixture(scope="module")
+def aws_env():
+    with pytest.MonkeyPatch.context() as patch:
+        for name, value in {"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing",
+                            "AWS_DEFAULT_REGION": "us-east-1"}.items():
+            patch.setenv(name, value)
+        for name in ("AWS_PROFILE", "AWS_SESSION_TOKEN", "AWS_ENDPOINT_URL", "AWS_ENDPOINT_URL_S3"):
+            patch.delenv(name, raising=False)
+        yield
+
+
+@pytest.fixture(scope="module")
+def moto(aws_env, tmp_path_factory):
+    """A real moto_server on 127.0.0.1, recording requests to a file; stopped after the module."""
+    port = free_port()
+    recording = tmp_path_factory.mktemp("moto") / "recording.jsonl"
+    executable = Path(sys.executable).with_name("moto_server")
+    process = subprocess.Popen(
+        [str(executable), "-H", "127.0.0.1", "-p", str(port)],
+        env={**os.environ, "MOTO_RECORDER_FILEPATH": str(recording)},
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )
+    endpoint = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                requests.get(f"{endpoint}/moto-api/", timeout=1)
+                break
+            except requests.ConnectionError:
+                if time.monotonic() > deadline or process.poll() is not None:
+                    raise RuntimeError("moto_server did not start") from None
+                time.sleep(0.1)
+        yield {"endpoint": endpoint, "port": port, "recording": recording}
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
+
+
+@pytest.fixture
+def proxy(moto):
+    fault_proxy = FaultProxy(moto["port"])
+    yield fault_proxy
+    fault_proxy.server.shutdown()
+    fault_proxy.server.server_close()
+
+
+@pytest.fixture
+def s3(moto):
+    return boto3.client("s3", endpoint_url=moto["endpoint"], region_name="us-east-1")
+
+
+def blob(name: str, size: int) -> bytes:
+    return random.Random(name).randbytes(size)
+
+
+# ---- legacy S2ORC 20200705 shards from a bucket prefix ----
+
+SHARDS = {
+    "metadata/metadata_0.jsonl.gz": blob("m0", 40_000),
+    "pdf_parses/pdf_parses_0.jsonl.gz": blob("p0", 2 * 1024 * 1024 + 5),
+}
+
+
+def test_legacy_shards_from_a_prefix_with_throttling_and_a_cut_transfer(s3, proxy, tmp_path, monkeypatch):
+    s3.create_bucket(Bucket="s2orc-legacy")
+    for key, data in SHARDS.items():
+        s3.put_object(Bucket="s2orc-legacy", Key=f"20200705v1/full/{key}", Body=data)
+    s3.put_object(Bucket="s2orc-legacy", Key="20200705v1/full/", Body=b"")  # a folder marker
+    s3.put_object(Bucket="s2orc-legacy", Key="20200705v1/sample/other.gz", Body=b"x")  # outside the prefix
+    metadata = "/s2orc-legacy/20200705v1/full/metadata/metadata_0.jsonl.gz"
+    parses = "/s2orc-legacy/20200705v1/full/pdf_parses/pdf_parses_0.jsonl.gz"
+    proxy.slow_down = {metadata: 1}
+    proxy.cut_after = {parses: 1_000_000}
+    monkeypatch.setenv("AWS_ENDPOINT_URL", proxy.url)  # the endpoint from the environment, as in production
+
+    params = DownloadParams(source="s2orc_legacy", release="20200705v1", out_dir=tmp_path, backoff=0.01,
+                            s2orc_legacy=LegacyS2orcParams(s3_uri="s3://s2orc-legacy/20200705v1/full"))
+    summary = download(params)
+
+    release_dir = tmp_path / "s2orc_legacy" / "20200705v1"
+    assert summary["fetched"] == 2
+    for key, data in SHARDS.items():
+        assert (release_dir / key).read_bytes() == data
+    assert [r["range"] for r in proxy.gets(metadata)] == [None, None]  # 503 SlowDown, then the retry
+    ranges = [r["range"] for r in proxy.gets(parses)]
+    assert ranges[0] is None and ranges[1].startswith("bytes=") and 0 < int(ranges[1][6:-1]) <= 1_000_000
+    manifest = json.loads((release_dir / "MANIFEST.json").read_text())
+    assert [(f["file"], f["origin"], f["sha256"]) for f in manifest["files"]] == [
+        (key, f"s3://s2orc-legacy/20200705v1/full/{key}", hashlib.sha256(data).hexdigest())
+        for key, data in sorted(SHARDS.items())]
+
+    proxy.requests.clear()
+    again = download(params)
+    assert (again["fetched"], again["skipped"]) == (0, 2)
+    assert proxy.gets(metadata) == proxy.gets(parses) == []  # only the listing went out
+
+
+# ---- arXiv bulk sources from a requester-pays bucket ----
+
+TARS = {
+    ("2211", 1): blob("t2211", 30_000),
+    ("2212", 1): blob("t2212a", 50_000),
+    ("2212", 2): blob("t2212b", 20_000),
+    ("2301", 1): blob("t2301", 10_000),
+}
+
+
+def arxiv_manifest(wrong_md5_for: str | None = None) -> bytes:
+    entries = []
+    for (yymm, seq), data in TARS.items():
+        name = f"src/arXiv_src_{yymm}_{seq:03d}.tar"
+        md5 = "0" * 32 if name == wrong_md5_for else hashlib.md5(data).hexdigest()
+        entries.append(f"<file><content_md5sum>x</content_md5sum><filename>{name}</filename>"
+                       f"<md5sum>{md5}</md5sum><num_items>3</num_items><seq_num>{seq}</seq_num>"
+                       f"<size>{len(data)}</size><yymm>{yymm}</yymm></file>")
+    return f"<?xml version='1.0' standalone='yes'?>\n<arXivSRC>{''.join(entries)}</arXivSRC>".encode()
+
+
+@pytest.fixture
+def arxiv_bucket(s3):
+    bucket = f"arxiv-{random.randrange(10**9)}"
+    s3.create_bucket(Bucket=bucket)
+    s3.put_bucket_request_payment(Bucket=bucket, RequestPaymentConfiguration={"Payer": "Requester"})
+    for (yymm, seq), data in TARS.items():
+        s3.put_object(Bucket=bucket, Key=f"src/arXiv_src_{yymm}_{seq:03d}.tar", Body=data)
+    s3.put_object(Bucket=bucket, Key="src/arXiv_src_manifest.xml", Body=arxiv_manifest())
+    return bucket
+
+
+def arxiv_params(bucket: str, endpoint: str, out_dir: Path, **arxiv) -> DownloadParams:
+    return DownloadParams(source="arxiv_s3", release=arxiv.pop("release", "2212"), out_dir=out_dir,
+                          backoff=0.01, s3=S3Params(endpoint_url=endpoint),
+                          arxiv=ArxivParams(bucket=bucket, **arxiv))
+
+
+def recorded_gets(moto, bucket: str) -> list[dict]:
+    lines = moto["recording"].read_text().splitlines() if moto["recording"].exists() else []
+    entries = [json.loads(line) for line in lines]
+    return [e for e in entries if e["method"] == "GET" and f"/{bucket}/" in e["url"]]
+
+
+def test_arxiv_month_range_with_requester_pays_reaching_the_server(moto, arxiv_bucket, proxy, tmp_path):
+    requests.post(f"{moto['endpoint']}/moto-api/recorder/reset-recording", timeout=5)
+    requests.post(f"{moto['endpoint']}/moto-api/recorder/start-recording", timeout=5)
+    try:
+        summary = download(arxiv_params(arxiv_bucket, proxy.url, tmp_path))
+    finally:
+        requests.post(f"{moto['endpoint']}/moto-api/recorder/stop-recording", timeout=5)
+
+    release_dir = tmp_path / "arxiv_s3" / "2212"
+    assert summary["release"] == "2212" and summary["fetched"] == 2
+    assert sorted(p.name for p in (release_dir / "src").iterdir()) == [
+        "arXiv_src_2212_001.tar", "arXiv_src_2212_002.tar", "arXiv_src_manifest.xml"]
+    assert (release_dir / "src/arXiv_src_2212_002.tar").read_bytes() == TARS[("2212", 2)]
+    manifest = json.loads((release_dir / "MANIFEST.json").read_text())
+    assert [f["file"] for f in manifest["files"]] == [
+        "src/arXiv_src_2212_001.tar", "src/arXiv_src_2212_002.tar", "src/arXiv_src_manifest.xml"]
+
+    gets = recorded_gets(moto, arxiv_bucket)
+    assert len(gets) == 3  # the manifest and two tars
+    for entry in gets:
+        headers = {k.lower(): v for k, v in entry["headers"].items()}
+        assert headers.get("x-amz-request-payer") == "requester", entry["url"]
+
+
+def test_arxiv_latest_and_an_explicit_month_range(arxiv_bucket, proxy, tmp_path):
+    latest = download(arxiv_params(arxiv_bucket, proxy.url, tmp_path, release="latest"))
+    assert latest["release"] == "2301" and latest["fetched"] == 1
+    ranged = download(arxiv_params(arxiv_bucket, proxy.url, tmp_path, release="2023-01", month_from="2211"))
+    assert ranged["release"] == "2301" and (ranged["fetched"], ranged["skipped"]) == (3, 1)
+
+
+def test_arxiv_checksum_mismatch_fails_and_leaves_no_partial_file(s3, arxiv_bucket, proxy, tmp_path):
+    bad = "src/arXiv_src_2212_001.tar"
+    s3.put_object(Bucket=arxiv_bucket, Key="src/arXiv_src_manifest.xml",
+                  Body=arxiv_manifest(wrong_md5_for=bad))
+    with pytest.raises(ChecksumMismatch, match=rf"s3://{arxiv_bucket}/{bad}: md5 \w+ does not match the "
+                       r"expected 0{32}; the partial download was deleted"):
+        download(arxiv_params(arxiv_bucket, proxy.url, tmp_path))
+    src = tmp_path / "arxiv_s3" / "2212" / "src"
+    assert not (src / "arXiv_src_2212_001.tar").exists()
+    assert not (src / "arXiv_src_2212_001.tar.part").exists()  # (002 may keep a .part: it was cancelled)
+    assert not (tmp_path / "arxiv_s3" / "2212" / "MANIFEST.json").exists()
+
+
+def test_arxiv_release_questions_for_the_sensor(arxiv_bucket, proxy, tmp_path):
+    params = arxiv_params(arxiv_bucket, proxy.url, tmp_path)
+    assert releases.available_releases(params) == ["2211", "2212", "2301"]
+    assert releases.newer_release_available(params, "2212") == "2301"
+    assert releases.newer_release_available(params, "2023-01") is None
+    assert releases.latest_release("arxiv_s3", "2022-12-15", params=params) == "2212"
