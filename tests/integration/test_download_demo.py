@@ -1,0 +1,88 @@
+"""The default download: the embedded demo corpus from the data mirror (CITEWORTH_MIRROR), no network."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from citeworth.cli import main
+from citeworth.download.demo import demo_registry
+from citeworth.download.params import DownloadParams
+from citeworth.download.stage import download
+from citeworth.errors import StageFailed
+
+MIRROR = os.environ.get("CITEWORTH_MIRROR")
+PARAMS_YAML = Path(__file__).resolve().parents[2] / "params.yaml"
+UNARXIVE = "github/IllDepence/unarXive/doc/unarXive_data_sample"
+
+pytestmark = pytest.mark.skipif(not MIRROR, reason="CITEWORTH_MIRROR (the data mirror) is not set")
+
+
+@pytest.fixture(scope="module")
+def demo_dir(tmp_path_factory) -> Path:
+    """One demo download through the CLI, exactly as `citeworth run download` does it."""
+    out = tmp_path_factory.mktemp("raw")
+    assert main(["run", "download", "--params", str(PARAMS_YAML), "-S", f"out_dir={out}"]) == 0
+    return out / "demo" / "demo-v1"
+
+
+def files_under(folder: Path) -> dict[str, int]:
+    return {p.relative_to(folder).as_posix(): p.stat().st_mtime_ns for p in folder.rglob("*") if p.is_file()}
+
+
+def test_the_demo_lands_where_curation_looks_for_it(demo_dir):
+    for file in demo_registry():
+        assert (demo_dir / file.path).stat().st_size == file.size
+    assert (demo_dir / UNARXIVE / "arXiv_src_2212_086.jsonl").exists()
+    assert len(list(demo_dir.glob("github/allenai/s2orc-doc2json/tests/s2orc/*/*.json"))) == 8
+    assert (demo_dir / "github/allenai/s2orc/data/metadata/sample.jsonl").exists()
+    assert (demo_dir / "github/allenai/scibert/data/text_classification/sci-cite/train.txt").exists()
+    assert not list(demo_dir.rglob("*.part")) and not list(demo_dir.rglob("*.tmp"))
+
+
+def test_the_manifest_lists_every_file_sorted_with_checksums(demo_dir):
+    manifest = json.loads((demo_dir / "MANIFEST.json").read_text())
+    assert (manifest["source"], manifest["release"]) == ("demo", "demo-v1")
+    names = [f["file"] for f in manifest["files"]]
+    assert names == sorted(names)
+    on_disk = set(files_under(demo_dir)) - {"MANIFEST.json"}
+    assert set(names) == on_disk
+    registry = {f.path: f for f in demo_registry()}
+    for entry in manifest["files"]:
+        assert set(entry) >= {"file", "size", "sha256", "origin", "fetched_at"}
+        if entry["file"] in registry:
+            assert entry["sha256"] == registry[entry["file"]].sha256
+            assert entry["origin"].startswith("https://raw.githubusercontent.com/")
+        else:
+            assert entry["unpacked_from"] == f"{UNARXIVE}.tar.gz"
+
+
+def test_a_second_run_is_a_no_op(demo_dir):
+    manifest = (demo_dir / "MANIFEST.json").read_bytes()
+    before = files_under(demo_dir)
+    summary = download(DownloadParams(out_dir=demo_dir.parents[1]))
+    assert (summary["fetched"], summary["skipped"], summary["bytes_fetched"]) == (0, 32, 0)
+    assert (demo_dir / "MANIFEST.json").read_bytes() == manifest
+    after = files_under(demo_dir)
+    assert {k: v for k, v in after.items() if k != "MANIFEST.json"} == \
+        {k: v for k, v in before.items() if k != "MANIFEST.json"}
+
+
+def test_a_damaged_file_or_unpacked_member_is_restored(tmp_path):
+    download(DownloadParams(out_dir=tmp_path, include=["github/IllDepence/*"]))
+    release = tmp_path / "demo" / "demo-v1"
+    manifest = (release / "MANIFEST.json").read_bytes()
+    (release / "github/IllDepence/unarXive/doc/data_format.md").write_text("damaged")
+    (release / UNARXIVE / "README").unlink()
+    summary = download(DownloadParams(out_dir=tmp_path, include=["github/IllDepence/*"]))
+    assert summary["fetched"] == 1 and summary["unpacked_files"] == 3
+    assert (release / UNARXIVE / "README").exists()
+    assert (release / "MANIFEST.json").read_bytes() == manifest
+
+
+def test_a_missing_mirror_folder_fails_clearly(tmp_path):
+    with pytest.raises(StageFailed, match="mirror folder .* does not exist"):
+        download(DownloadParams(out_dir=tmp_path, mirror=str(tmp_path / "nowhere")))
