@@ -36,7 +36,7 @@ from citeworth.sources.facts import (
     s2_papers_facts,
 )
 from citeworth.sources.lines import BrokenStream, iter_json_lines, iter_lines
-from citeworth.sources.spans import CITE, RawSpan, make_paragraph
+from citeworth.sources.spans import CITE, RawSpan, make_paragraph, offset
 
 # A top-level "corpusid" key: inside the paper text or the annotation strings it would be escaped.
 _CORPUS_ID = re.compile(rb'(?<!\\)"corpus[iI]d"\s*:\s*"?(\d+)')
@@ -157,20 +157,12 @@ class _Annotations:
         for key in ("start", "end"):
             if key not in item:
                 raise RecordError(f"missing_key:{key}", f"{where}: {item!r} has no {key!r}")
-        start, end = _int(item["start"], "start", where), _int(item["end"], "end", where)
+        start, end = offset(item["start"], "start", where), offset(item["end"], "end", where)
         if not 0 <= start <= end <= len(self._text):
             raise RecordError("span_out_of_range", f"{where}: [{start}, {end}) outside text of "
                                                    f"length {len(self._text)}")
         attributes = item.get("attributes")
         return Annotation(start, end, attributes if isinstance(attributes, dict) else {})
-
-
-def _int(value, key: str, where: str) -> int:
-    if isinstance(value, int) and not isinstance(value, bool):
-        return value
-    if isinstance(value, str) and value.strip().isdigit():
-        return int(value)
-    raise RecordError(f"bad_type:{key}", f"{where}: {key} is {value!r}, not an integer")
 
 
 def _bib_entries(entries: list[Annotation], text: str) -> tuple[dict[str, BibEntry], dict[str, str]]:

@@ -141,7 +141,7 @@ def _ref_span(item: dict, ref_entries: dict, where: str) -> RawSpan:
         words = _REF_WORDS.match(span.text or "")
         by_word = _REF_WORD_KINDS[words.group(1).lower()] if words else "other"
         kind = _REF_PREFIX_KINDS.get(prefix) or by_word
-    return RawSpan(span.start, span.end, kind, span.text, span.ref_id)
+    return span._replace(kind=kind)
 
 
 def _spans(block: dict, key: str, where: str) -> list:

@@ -10,8 +10,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Iterable
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from citeworth.papers import CitationSpan, Paragraph
 from citeworth.sources.base import RecordError
@@ -19,8 +18,7 @@ from citeworth.sources.base import RecordError
 CITE = "cite"  # RawSpan.kind of a citation; any other kind is a reference (figure, table, formula...)
 
 
-@dataclass(frozen=True, slots=True)
-class RawSpan:
+class RawSpan(NamedTuple):  # a tuple: readers make one per span of every paragraph
     start: int
     end: int
     kind: str
@@ -30,27 +28,23 @@ class RawSpan:
 
 def offset(value: Any, key: str, where: str) -> int:
     """An integer offset; digit strings are accepted (some dumps write offsets as strings)."""
-    if isinstance(value, bool) or not isinstance(value, (int, str)):
-        raise RecordError(f"bad_type:{key}", f"{where}: {key} is {value!r}, not an integer")
-    if isinstance(value, str):
-        if not value.strip().isdigit():
-            raise RecordError(f"bad_type:{key}", f"{where}: {key} is {value!r}, not an integer")
+    if type(value) is int:
+        return value
+    if isinstance(value, str) and value.strip().isdigit():
         return int(value)
-    return value
+    raise RecordError(f"bad_type:{key}", f"{where}: {key} is {value!r}, not an integer")
 
 
-def raw_span(item: Any, kind: str, where: str, ref_id: str | None = None) -> RawSpan:
+def raw_span(item: Any, kind: str, where: str) -> RawSpan:
     """A RawSpan from a source's ``{"start", "end", "text"?, "ref_id"?}`` object."""
     if not isinstance(item, dict):
         raise RecordError("bad_type:span", f"{where}: a span is {type(item).__name__}, not an object")
-    for key in ("start", "end"):
-        if key not in item:
-            raise RecordError(f"missing_key:{key}", f"{where}: span {item!r} has no {key!r}")
-    text = item.get("text")
-    if ref_id is None and item.get("ref_id") is not None:
-        ref_id = str(item["ref_id"])
+    if "start" not in item or "end" not in item:
+        key = "start" if "start" not in item else "end"
+        raise RecordError(f"missing_key:{key}", f"{where}: span {item!r} has no {key!r}")
+    text, ref_id = item.get("text"), item.get("ref_id")
     return RawSpan(offset(item["start"], "start", where), offset(item["end"], "end", where), kind,
-                   text if isinstance(text, str) else None, ref_id)
+                   text if type(text) is str else None, None if ref_id is None else str(ref_id))
 
 
 def make_paragraph(

@@ -134,7 +134,7 @@ def _ref_span(item: dict, ref_entries: dict, where: str) -> RawSpan:
     match = PLACEHOLDER.fullmatch(span.text or "")
     entry = ref_entries.get(span.ref_id) if span.ref_id else None
     kind = match.group(1) if match else (entry or {}).get("type") or "other"
-    return RawSpan(span.start, span.end, kind, span.text, span.ref_id)
+    return span._replace(kind=kind)
 
 
 def _unspanned_placeholders(text: str, spans: list[RawSpan]) -> list[RawSpan]:
