@@ -25,6 +25,8 @@ from citeworth.sources.lines import iter_json_lines
 METADATA_KEYS = ("field_scheme", "has_abstract", "has_body_text", "has_bib_entries", "has_ref_entries",
                  "has_inbound_citations", "venue_id", "year")
 
+# S2ORC's venue-like ids, in the order the public CiteWorth filter reads them.
+VENUE_KEYS = ("journal", "venue", "arxiv_id", "acl_id", "pubmed_id", "pmc_id")
 _YEAR = re.compile(r"^\s*([12]\d{3})(?!\d)")
 
 
@@ -70,8 +72,10 @@ def parse_year(value: Any) -> int | None:
     return None
 
 
-def unique(values: Iterable[str]) -> tuple[str, ...]:
-    """Values in first-seen order without repeats or blanks."""
+def unique(values: Iterable[str] | str) -> tuple[str, ...]:
+    """Values in first-seen order without repeats or blanks (one string is one value)."""
+    if isinstance(values, str):
+        values = [values]
     return tuple(dict.fromkeys(v.strip() for v in values if isinstance(v, str) and v.strip()))
 
 
@@ -108,10 +112,11 @@ def _flag(row: dict, key: str) -> bool | None:
     return value if isinstance(value, bool) else None
 
 
-def s2orc_row_id(row: dict) -> str:
-    if row.get("paper_id") in (None, ""):
+def paper_id_of(record: dict) -> str:
+    """The ``paper_id`` of an S2ORC / unarXive record or S2ORC metadata row, as a string."""
+    if record.get("paper_id") in (None, ""):
         raise RecordError("missing_key:paper_id", "record has no paper_id")
-    return str(row["paper_id"])
+    return str(record["paper_id"])
 
 
 def s2orc_row_facts(row: dict) -> PaperFacts:
@@ -123,8 +128,7 @@ def s2orc_row_facts(row: dict) -> PaperFacts:
         title=one_line(row.get("title")),
         fields=unique(row.get("mag_field_of_study") or ()),
         year=parse_year(row.get("year")),
-        venue_id=first_present(*(row.get(k) for k in ("journal", "venue", "arxiv_id", "acl_id",
-                                                      "pubmed_id", "pmc_id"))),
+        venue_id=first_present(*(row.get(key) for key in VENUE_KEYS)),
         has_inbound_citations=_flag(row, "has_inbound_citations"),
         has_abstract=abstract,
         has_body_text=_flag(row, "has_pdf_parsed_body_text"),

@@ -22,32 +22,33 @@ from pathlib import Path
 from citeworth.papers import BibEntry, Paper, Paragraph
 from citeworth.sources.base import BadRecord, RecordError, Shard, bad_record
 from citeworth.sources.facts import (
+    VENUE_KEYS,
     PaperFacts,
     agree,
     first_present,
     load_index,
     one_line,
+    paper_id_of,
     paper_metadata,
     parse_year,
     s2orc_row_facts,
-    s2orc_row_id,
 )
 from citeworth.sources.lines import decode_json
 from citeworth.sources.spans import CITE, RawSpan, make_paragraph, raw_span
 
-# The paper id a single-paper file declares, found without parsing the whole file.
-_PAPER_ID = re.compile(rb'"paper_id"\s*:\s*"?([^",}\s]+)')
+# The paper id a single-paper file declares (its first unescaped "paper_id" key), found without
+# parsing the file.
+_PAPER_ID = re.compile(rb'(?<!\\)"paper_id"\s*:\s*"?([^",}\s]+)')
 _REF_PREFIX_KINDS = {"FIGREF": "figure", "TABREF": "table", "EQREF": "formula", "SECREF": "section"}
 # Unresolved references (ref_id null) named by their surface text: "(Figure 3", "Table 2", "Eq. 4".
 _REF_WORDS = re.compile(r"^\W*(fig|tab|eq)", re.IGNORECASE)
 _REF_WORD_KINDS = {"fig": "figure", "tab": "table", "eq": "formula"}
-_VENUE_KEYS = ("journal", "venue", "arxiv_id", "acl_id", "pubmed_id", "pmc_id")
 
 
 def read(shard: Shard) -> Iterator[Paper | BadRecord]:
     facts: dict[str, PaperFacts] = {}
     if shard.metadata:
-        index = load_index(shard.metadata, shard, s2orc_row_id, s2orc_row_facts, _declared_ids(shard.paths))
+        index = load_index(shard.metadata, shard, paper_id_of, s2orc_row_facts, _declared_ids(shard.paths))
         yield from index.bad
         if index.broken:
             return
@@ -66,17 +67,14 @@ def _declared_ids(paths: tuple[str, ...]) -> set[str]:
     """The paper ids the shard's files declare, so only their metadata rows are kept."""
     ids = set()
     for path in paths:
-        with open(path, "rb") as handle:
-            if match := _PAPER_ID.search(handle.read(4096)):
-                ids.add(match.group(1).decode("utf-8", errors="replace"))
+        if match := _PAPER_ID.search(Path(path).read_bytes()):
+            ids.add(match.group(1).decode("utf-8", errors="replace"))
     return ids
 
 
 def paper_from_s2orc(record: dict, facts: PaperFacts | None, shard: Shard) -> Paper:
     """A Paper from one S2ORC JSON record (any of the three layouts) and its metadata row."""
-    paper_id = first_present(record.get("paper_id"))
-    if paper_id is None:
-        raise RecordError("missing_key:paper_id", "record has no paper_id")
+    paper_id = paper_id_of(record)
     parse, file_meta = _parse_and_metadata(record, paper_id)
     body = parse.get("body_text")
     if not isinstance(body, list):
@@ -102,7 +100,7 @@ def paper_from_s2orc(record: dict, facts: PaperFacts | None, shard: Shard) -> Pa
             has_bib_entries=agree(bool(bib_entries), facts.has_bib_entries),
             has_ref_entries=agree(bool(ref_entries), facts.has_ref_entries),
             has_inbound_citations=facts.has_inbound_citations,
-            venue_id=facts.venue_id or first_present(*(file_meta.get(key) for key in _VENUE_KEYS)),
+            venue_id=facts.venue_id or first_present(*(file_meta.get(key) for key in VENUE_KEYS)),
             year=facts.year or parse_year(file_meta.get("year")),
         ),
     )

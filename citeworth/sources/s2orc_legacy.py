@@ -17,7 +17,7 @@ from pathlib import Path
 
 from citeworth.papers import Paper
 from citeworth.sources.base import BadRecord, RecordError, Shard, bad_record
-from citeworth.sources.facts import PaperFacts, metadata_rows, s2orc_row_facts, s2orc_row_id
+from citeworth.sources.facts import PaperFacts, metadata_rows, paper_id_of, s2orc_row_facts
 from citeworth.sources.lines import iter_json_lines
 from citeworth.sources.s2orc import paper_from_s2orc
 
@@ -29,7 +29,7 @@ class MetadataCursor:
 
     def __init__(self, path: str, shard: Shard):
         self.name = Path(path).name
-        self._rows = metadata_rows(path, shard, s2orc_row_id)
+        self._rows = metadata_rows(path, shard, paper_id_of)
         self._ahead: dict[str, PaperFacts] = {}
         self.broken = False
 
@@ -66,7 +66,7 @@ def read(shard: Shard) -> Iterator[Paper | BadRecord]:
             continue
         line, record = item
         try:
-            paper_id = s2orc_row_id(record)
+            paper_id = paper_id_of(record)
             facts = yield from cursor.find(paper_id)
             if cursor.broken:
                 return

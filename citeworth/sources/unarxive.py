@@ -16,7 +16,7 @@ from collections.abc import Iterator
 
 from citeworth.papers import BibEntry, Paper, Paragraph
 from citeworth.sources.base import BadRecord, RecordError, Shard, bad_record
-from citeworth.sources.facts import first_present, one_line, paper_metadata, parse_year, unique
+from citeworth.sources.facts import first_present, one_line, paper_id_of, paper_metadata, parse_year, unique
 from citeworth.sources.lines import iter_json_lines
 from citeworth.sources.spans import CITE, RawSpan, make_paragraph, place, raw_span
 
@@ -39,9 +39,7 @@ def read(shard: Shard) -> Iterator[Paper | BadRecord]:
 
 
 def paper_from_record(record: dict, shard: Shard) -> Paper:
-    paper_id = first_present(record.get("paper_id"))
-    if paper_id is None:
-        raise RecordError("missing_key:paper_id", "record has no paper_id")
+    paper_id = paper_id_of(record)
     meta = _required(record, "metadata", dict, paper_id)
     body = _required(record, "body_text", list, paper_id)
     ref_entries = record.get("ref_entries") or {}
