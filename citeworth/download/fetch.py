@@ -91,12 +91,15 @@ class Fetcher:
         with logging_redirect_tqdm(), bar as self._bar:
             with ThreadPoolExecutor(max_workers=max(1, self.net.workers)) as pool:
                 futures = [pool.submit(self.fetch_one, f) for f in files]
-                wait(futures, return_when=FIRST_EXCEPTION)
-                failed = [f for f in futures if f.done() and f.exception()]
-                if failed:
+                try:
+                    wait(futures, return_when=FIRST_EXCEPTION)
+                    failed = [f for f in futures if f.done() and f.exception()]
+                    if failed:
+                        raise failed[0].exception()
+                except BaseException:  # a failure or Ctrl-C: stop the transfers in flight (their .part stays)
                     self.cancelled.set()
                     pool.shutdown(cancel_futures=True)
-                    raise failed[0].exception()
+                    raise
         results = [f.result() for f in futures]
         fetched = sum(1 for _, was_fetched in results if was_fetched)
         return FetchResult([entry for entry, _ in results], fetched, len(files) - fetched, self._bytes)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 from citeworth.errors import StageFailed
 
@@ -28,6 +28,9 @@ class RemoteFile:
     sha256: str | None = None
     md5: str | None = None
 
+    def __post_init__(self) -> None:
+        check_relative(self.path, self.origin)
+
 
 @dataclass
 class Body:
@@ -40,6 +43,13 @@ class Body:
 
 class DownloadError(StageFailed):
     """A file could not be fetched; the message is already free of secrets."""
+
+
+def check_relative(path: str, origin: str) -> None:
+    """A remote name (S3 key, URL path, manifest entry) must stay inside the release folder."""
+    parts = PurePosixPath(path).parts
+    if not parts or path.startswith("/") or "\\" in path or ".." in parts:
+        raise DownloadError(f"{origin} would be saved as {path!r}, outside the release folder")
 
 
 class ChecksumMismatch(DownloadError):
@@ -91,6 +101,9 @@ class InlineFile:
     path: str
     origin: str
     content: bytes = field(repr=False)
+
+    def __post_init__(self) -> None:
+        check_relative(self.path, self.origin)
 
 
 @dataclass

@@ -16,7 +16,7 @@ from citeworth.download.fetch import Fetcher
 from citeworth.download.manifest import Entry
 from citeworth.download.params import DownloadParams
 from citeworth.download.redaction import install_log_redaction, public_url, redact, register_secret
-from citeworth.download.remote import ChecksumMismatch, RemoteFile
+from citeworth.download.remote import ChecksumMismatch, DownloadError, RemoteFile
 from citeworth.download.s2orc_legacy import url_list_files
 from citeworth.download.transports import LocalTransport, Network, parse_content_range
 from citeworth.errors import StageFailed
@@ -177,3 +177,9 @@ def test_present_files_with_the_right_checksum_are_kept_and_keep_their_fetch_tim
     assert healed.fetched == 1
     assert (tmp_path / "release" / "sub" / "f.bin").read_bytes() == data
     assert healed.entries[0] == earlier  # the same bytes again: the manifest does not change
+
+
+@pytest.mark.parametrize("path", ["../escape.gz", "a/../../escape.gz", "/etc/passwd", "", "a\\..\\b"])
+def test_remote_names_cannot_leave_the_release_folder(path):
+    with pytest.raises(DownloadError, match="outside the release folder"):
+        RemoteFile(path=path, origin="s3://bucket/key", url="s3://bucket/key")
