@@ -6,7 +6,9 @@ into it, under ``annotations.paragraph``, ``sectionheader`` (``attributes.n`` = 
 ``bibref`` (``attributes.ref_id`` -> a ``bibentry``'s ``attributes.id``), ``bibentry``
 (``attributes.matched_paper_id`` = the cited corpus id), ``figureref``, ``tableref``, ``formula``...
 Each annotation value may be a JSON string (the dumps), an already parsed list, or null.
-A paragraph's section is the last section header before it.
+A paragraph's section is the last section header before it. Citations must lie inside their
+paragraph; a figure/table/formula annotation running past a paragraph's end is cut at it (GROBID
+formulas are blocks of their own and may touch a paragraph).
 
 Fields of study come from the ``papers`` dataset, given as the shard's metadata JSONL(.gz) keyed
 by corpusid. Only the rows of the shard's own papers are kept: a first pass reads the shard's
@@ -116,13 +118,18 @@ def paper_from_record(record: dict, facts: PaperFacts | None, shard: Shard) -> P
             has_abstract=bool(spans.get("abstract")),
             has_body_text=bool(paragraphs),
             has_bib_entries=bool(bib_entries),
-            has_ref_entries=bool(spans.get("figure") or spans.get("table")),
+            has_ref_entries=_has_figures_or_tables(spans),
             has_inbound_citations=facts.has_inbound_citations,
             venue_id=facts.venue_id or first_present(ids.get("arxiv"), ids.get("acl"), ids.get("pubmed"),
                                                      ids.get("pubmedcentral")),
             year=facts.year,
         ),
     )
+
+
+def _has_figures_or_tables(spans: _Annotations) -> bool:
+    """Figures/tables parsed (or at least referred to, when the dump leaves their blocks out)."""
+    return any(spans.get(name) for name in ("figure", "table", "figureref", "tableref"))
 
 
 class _Annotations:
@@ -224,10 +231,11 @@ def _inside(block: Annotation, annotations: _Sorted, kind: str, matched_ids: dic
     """The annotations starting inside ``block``, as spans relative to it."""
     result = []
     for annotation in annotations.starting_in(block.start, block.end):
-        if annotation.end > block.end:
+        if annotation.end > block.end and kind == CITE:
             raise RecordError("span_out_of_range", f"{where}: {kind} [{annotation.start}, {annotation.end}) "
                                                    f"runs past the paragraph's end {block.end}")
-        result.append(RawSpan(annotation.start - block.start, annotation.end - block.start, kind,
+        end = min(annotation.end, block.end)
+        result.append(RawSpan(annotation.start - block.start, end - block.start, kind,
                               ref_id=_ref_id(annotation.attributes, matched_ids)))
     return result
 

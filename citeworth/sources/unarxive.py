@@ -3,9 +3,9 @@
 Citations are ``{{cite:ID}}`` placeholders with ``cite_spans``; formulas, figures and tables are
 ``{{formula:ID}}``-style placeholders with ``ref_spans``. A placeholder the spans miss is still
 turned into a span, so none reaches curation as plain text. A paragraph's section is the title of
-its top-level section: by number when ``sec_number`` is dotted ("2.1" -> the section numbered "2"),
-else the ``section`` block it follows in the document (many papers number subsections "1", "2", ...
-again inside each section).
+its top-level section (see ``top_level_sections``): by number when ``sec_number`` is dotted ("2.1"
+-> the section numbered "2"), else the ``section`` block it follows in the document, since many
+papers number subsections "1", "2", ... again inside each section.
 """
 
 from __future__ import annotations

@@ -177,6 +177,17 @@ def test_without_papers_metadata_fields_are_unknown(tmp_path):
     assert paper.metadata["venue_id"] == "31"  # the record's own externalids.pubmed
 
 
+def test_a_formula_running_past_its_paragraph_is_cut_at_the_paragraph_end(tmp_path):
+    record = s2orc_record(build_paper())
+    [formula] = json.loads(record["content"]["annotations"]["formula"])
+    formula["end"] += 10
+    set_annotations(record, "formula", [formula])
+    [paper] = read_shard(shard_of(tmp_path, [record]))
+    second = paper.paragraphs[1]
+    [(start, end, kind)] = [span for span in second.ref_spans if span[2] == "formula"]
+    assert (second.text[start:], kind) == ("x = y holds.", "formula") and end == len(second.text)
+
+
 def test_corpus_ids_are_read_off_the_raw_lines(tmp_path):
     doc = build_paper()
     doc.add(None, ' {"corpusid": 5} ')  # escaped inside the text: not a record's id
