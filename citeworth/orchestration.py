@@ -10,10 +10,10 @@ remote, commits the lock and tags the data version by source release in git.
 from __future__ import annotations
 
 import contextlib
-import io
 import json
 import logging
 import os
+import re
 import subprocess
 import sys
 from collections.abc import Iterable, Iterator
@@ -132,39 +132,72 @@ def form_updates(form: dict[str, Any]) -> dict[str, dict[str, Any]]:
 def apply_params(project: Path, updates: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
     """Write ``{section: {key: value}}`` (top-level keys of a section) into params.yaml.
 
-    The file keeps its comments and layout (a round-trip YAML edit, as ``dvc exp run -S`` does).
-
-    Every touched section is checked against its stage's params class first, so a bad value
-    fails here with the stage's message instead of half-way through the run. Returns the keys
-    whose value actually changed (an empty dict leaves the file untouched).
+    Only the lines of the changed keys are rewritten (as one-line flow YAML, keeping a trailing
+    comment and an anchor: values aliased to it change with it), so the file's comments and layout
+    survive. The result must parse, hold the intended values and fit every changed section's
+    params class -- else nothing is written and the stage's own message is raised. Returns every
+    key whose value changed, aliases included ({}: the file is untouched).
     """
-    from ruamel.yaml import YAML
-
     path = project / "params.yaml"
-    current = yaml.safe_load(path.read_text()) or {}
-    changed: dict[str, dict[str, Any]] = {}
-    for section, values in updates.items():
+    text = path.read_text()
+    current = yaml.safe_load(text) or {}
+    for section in updates:
         if section not in current:
             raise ParamsError(f"params.yaml has no section {section!r} to override")
-        before = current[section] or {}
-        build(params_class(stage_function(section)), {**before, **values}, where=section)
-        diff = {key: value for key, value in values.items() if before.get(key) != value}
+    for section, values in updates.items():
+        for key, value in values.items():
+            if (current[section] or {}).get(key) != value:
+                text = _set_line(text, section, key, value)
+    try:
+        edited = yaml.safe_load(text) or {}
+    except yaml.YAMLError as exc:
+        raise ParamsError(f"cannot write {updates} into params.yaml line by line: {exc}") from exc
+    for section, values in updates.items():
+        if any(edited[section].get(key) != value for key, value in values.items()):
+            raise ParamsError(f"cannot write {section}: {values} into params.yaml line by line")
+    changed = _changed(current, edited)
+    for section in changed:
+        build(params_class(stage_function(section)), edited[section] or {}, where=section)
+    if changed:
+        write_text(path, text)
+        log.info("params.yaml updated: %s", changed)
+    return changed
+
+
+def _changed(before: dict, after: dict) -> dict[str, dict[str, Any]]:
+    changed: dict[str, dict[str, Any]] = {}
+    for section, values in after.items():
+        old = before.get(section) or {}
+        diff = {key: value for key, value in (values or {}).items() if old.get(key) != value}
         if diff:
             changed[section] = diff
-    if not changed:
-        return {}
-    round_trip = YAML()
-    round_trip.preserve_quotes = True
-    round_trip.width = 4096
-    document = round_trip.load(path.read_text())
-    for section, values in changed.items():
-        for key, value in values.items():
-            document[section][key] = value
-    buffer = io.StringIO()
-    round_trip.dump(document, buffer)
-    write_text(path, buffer.getvalue())
-    log.info("params.yaml updated: %s", changed)
     return changed
+
+
+def _set_line(text: str, section: str, key: str, value: Any) -> str:
+    """``text`` with ``section.key`` set to ``value``: its (possibly multi-line) value becomes one line."""
+    lines = text.splitlines(keepends=True)
+    header = re.compile(rf"{re.escape(section)}:\s*(#.*)?$")
+    head = next((i for i, line in enumerate(lines) if header.match(line)), None)
+    if head is None:
+        raise ParamsError(f"params.yaml: section {section!r} is not a block mapping")
+    end = next((i for i in range(head + 1, len(lines)) if re.match(r"\S", lines[i])), len(lines))
+    flow = yaml.safe_dump(value, default_flow_style=True, width=1 << 20).removesuffix("\n...\n").strip()
+    at = next((i for i in range(head + 1, end) if re.match(rf"  {re.escape(key)}:", lines[i])), None)
+    if at is None:  # a key the file leaves at its default: add it at the end of the section
+        last = max(i for i in range(head, end) if lines[i].strip())
+        return "".join(lines[:last + 1] + [f"  {key}: {flow}\n"] + lines[last + 1:])
+    stop = next((i for i in range(at + 1, end) if re.match(r" {0,2}\S", lines[i])), end)
+    while stop > at + 1 and not lines[stop - 1].strip():
+        stop -= 1  # keep the blank lines between sections
+    old = lines[at].rstrip("\n")
+    comment = re.search(r"\s+#.*$", old) if stop == at + 1 else None
+    anchor = re.match(rf"  {re.escape(key)}:\s*(&\S+)", old)
+    new = f"  {key}: {anchor.group(1) + ' ' if anchor else ''}{flow}"
+    if comment:
+        column = comment.start() + len(comment.group()) - len(comment.group().lstrip())
+        new = new.ljust(column - 1) + " " + comment.group().lstrip()
+    return "".join(lines[:at] + [new + "\n"] + lines[stop:])
 
 
 # --- DVC ------------------------------------------------------------------------------------------

@@ -1,0 +1,159 @@
+"""citeworth.orchestration: what the DAGs do besides running stages (params, shards, versions, results)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from citeworth import orchestration
+from citeworth.errors import StageFailed
+from citeworth.params import ParamsError
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture()
+def project(tmp_path: Path) -> Path:
+    """A project folder with the real params.yaml and dvc.yaml (no data)."""
+    for name in ("params.yaml", "dvc.yaml"):
+        shutil.copy(ROOT / name, tmp_path / name)
+    return tmp_path
+
+
+def _git(root: Path, *args: str) -> str:
+    return orchestration.git(root, *args)
+
+
+def test_form_fields_fan_out_to_their_params_sections():
+    updates = orchestration.form_updates({
+        "source": "demo", "release": None, "sample_size": 50, "workers": 3,
+        "overrides": {"curate": {"workers": 1}, "validate": {"examples": 2}},
+    })
+    assert updates == {
+        "download": {"source": "demo", "workers": 3},
+        "assemble": {"per_field": 50},
+        "assemble_baseline": {"per_field": 50},
+        "curate": {"workers": 1},  # an explicit override wins over the fan-out
+        "curate_baseline": {"workers": 3},
+        "validate": {"examples": 2},
+    }
+    assert orchestration.form_updates({"source": None, "overrides": {}}) == {}
+
+
+def test_apply_params_edits_values_and_keeps_the_file_otherwise_byte_identical(project):
+    original = (project / "params.yaml").read_text()
+    before = yaml.safe_load(original)["assemble"]["per_field"]
+    changed = orchestration.apply_params(project, {"assemble": {"per_field": 7}})
+    assert changed == {"assemble": {"per_field": 7}}
+    edited = (project / "params.yaml").read_text()
+    assert yaml.safe_load(edited)["assemble"]["per_field"] == 7
+    assert [line for line in edited.splitlines() if line not in original.splitlines()] == \
+        [next(line for line in edited.splitlines() if line.strip().startswith("per_field: 7"))]
+    orchestration.apply_params(project, {"assemble": {"per_field": before}})
+    assert (project / "params.yaml").read_text() == original  # comments, anchors, nulls all kept
+
+
+def test_apply_params_is_a_no_op_when_nothing_changes(project):
+    current = yaml.safe_load((project / "params.yaml").read_text())["assemble"]["seed"]
+    stamp = (project / "params.yaml").stat().st_mtime_ns
+    assert orchestration.apply_params(project, {"assemble": {"seed": current}}) == {}
+    assert (project / "params.yaml").stat().st_mtime_ns == stamp
+
+
+def test_apply_params_rejects_unknown_keys_with_the_stage_message_and_writes_nothing(project):
+    original = (project / "params.yaml").read_text()
+    with pytest.raises(ParamsError, match=r"assemble: unknown key\(s\) \['sampel'\]"):
+        orchestration.apply_params(project, {"assemble": {"sampel": 3}})
+    with pytest.raises(ParamsError, match="no section 'nonsense'"):
+        orchestration.apply_params(project, {"nonsense": {"x": 1}})
+    assert (project / "params.yaml").read_text() == original
+
+
+def test_plan_shards_lists_shards_and_drops_outputs_of_shards_no_longer_listed(project, monkeypatch):
+    import citeworth.curate.stage as curate_stage
+
+    monkeypatch.setattr(curate_stage, "list_shards", lambda params: ["unarxive__a"])
+    out = project / yaml.safe_load((project / "params.yaml").read_text())["curate"]["out_dir"]
+    kept = [out / "paragraphs" / "unarxive__a.jsonl", out / "stats" / "unarxive__a.json"]
+    stale = [out / "paragraphs" / "unarxive__old.jsonl", out / "quarantine" / "unarxive__old.jsonl",
+             out / "stats" / "unarxive__old.json"]
+    for path in kept + stale:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("{}\n")
+    assert orchestration.plan_shards(project, "curate") == ["unarxive__a"]
+    assert all(path.exists() for path in kept)
+    assert not any(path.exists() for path in stale)
+
+
+def test_resolve_release_prefers_the_request_then_params(project):
+    configured = yaml.safe_load((project / "params.yaml").read_text())["download"]
+    assert orchestration.resolve_release(project, configured["source"], "2099-01-01") == "2099-01-01"
+    assert orchestration.resolve_release(project, configured["source"], None) == configured["release"]
+
+
+@pytest.fixture()
+def repo(tmp_path: Path) -> Path:
+    """A git + DVC repo with one stage whose metric git keeps, and a recorded lock."""
+    (tmp_path / "params.yaml").write_text("assemble: {}\n")
+    (tmp_path / "dvc.yaml").write_text(
+        "stages:\n  assemble:\n    cmd: echo\n    outs:\n      - data\n"
+        "    metrics:\n      - stats.json:\n          cache: false\n")
+    (tmp_path / "dvc.lock").write_text("schema: '2.0'\nstages:\n  assemble:\n    cmd: echo\n"
+                                       "    outs:\n    - path: data\n      md5: aaa.dir\n")
+    (tmp_path / "stats.json").write_text('{"sentences": 10}\n')
+    _git(tmp_path, "init", "--quiet")
+    subprocess.run([sys.executable, "-m", "dvc", "init", "--quiet"], cwd=tmp_path, check=True)
+    _git(tmp_path, "add", "--all")
+    _git(tmp_path, "commit", "--quiet", "-m", "init")
+    return tmp_path
+
+
+def test_a_data_version_is_tagged_once_per_release_and_reruns_change_nothing(repo):
+    (repo / "stats.json").write_text('{"sentences": 11}\n')
+    first = orchestration.tag_data_version(repo, "demo", "v1", ["assemble"])
+    assert first["created"] and first["commit"] == _git(repo, "rev-parse", "HEAD")
+    assert _git(repo, "show", "data/demo/v1:stats.json") == '{"sentences": 11}'  # metrics go with it
+    again = orchestration.tag_data_version(repo, "demo", "v1", ["assemble"])
+    assert again == {**first, "created": False}
+    assert _git(repo, "rev-parse", "HEAD") == first["commit"]
+    assert orchestration.versioned_releases(repo, "demo") == ["v1"]
+
+
+def test_a_release_rebuilt_with_other_hashes_is_refused(repo):
+    orchestration.tag_data_version(repo, "demo", "v1", ["assemble"])
+    lock = repo / "dvc.lock"
+    lock.write_text(lock.read_text().replace("aaa.dir", "bbb.dir"))
+    with pytest.raises(StageFailed, match="data/demo/v1 already exists with different dataset hashes"):
+        orchestration.tag_data_version(repo, "demo", "v1", ["assemble"])
+
+
+def test_latest_results_reads_what_exists(repo):
+    (repo / "metrics").mkdir()
+    (repo / "metrics" / "models.json").write_text(json.dumps({"tfidf_lr": {"f1": 0.5}}))
+    orchestration.tag_data_version(repo, "demo", "v1", ["assemble"])
+    results = orchestration.latest_results(repo)
+    assert results["models"] == {"tfidf_lr": {"f1": 0.5}}
+    assert results["dataset"] is None and results["quality"] is None
+    assert results["versions"] == ["data/demo/v1"]
+
+
+def test_apply_params_moves_aliases_with_their_anchor_and_adds_missing_keys(tmp_path):
+    (tmp_path / "params.yaml").write_text(
+        "curate:\n  inputs: &inputs\n    - reader: unarxive\n      glob: raw/a/*.jsonl\n"
+        "  workers: 2  # procs\n\n"
+        "curate_baseline:\n  inputs: *inputs\n  rules:\n    mode: spans-only\n")
+    changed = orchestration.apply_params(tmp_path, {
+        "curate": {"inputs": [{"reader": "unarxive", "glob": "raw/b/*.jsonl"}], "workers": 1},
+        "curate_baseline": {"out_dir": "interim_b"}})
+    new_inputs = [{"reader": "unarxive", "glob": "raw/b/*.jsonl"}]
+    assert changed == {"curate": {"inputs": new_inputs, "workers": 1},
+                       "curate_baseline": {"inputs": new_inputs, "out_dir": "interim_b"}}
+    assert (tmp_path / "params.yaml").read_text() == (
+        "curate:\n  inputs: &inputs [{glob: raw/b/*.jsonl, reader: unarxive}]\n  workers: 1  # procs\n\n"
+        "curate_baseline:\n  inputs: *inputs\n  rules:\n    mode: spans-only\n  out_dir: interim_b\n")
