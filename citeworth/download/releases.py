@@ -5,9 +5,10 @@
 - ``demo`` and ``s2orc_legacy``: fixed snapshots with one release (``demo-v1``; ``params.release``).
 
 ``latest_release(source, as_of)`` answers "which release had ``source`` published by ``as_of``", so a
-backfill run for a past date maps to one release; ``newer_release_available`` and ``releases_after``
-serve the sensor and the backfill.
+backfill run for a past date maps to one release; ``newer_release_available(source, last_processed)``
+serves a sensor and ``releases_after(source, last_processed)`` a backfill.
 
+``params`` (endpoints, bucket, API base URL...) default to the ``download`` section of ./params.yaml.
 ``api_key`` is the S2 API key string (the DAG layer may take it from an Airflow connection); when
 None, the environment variable ``s2_api.api_key_env`` is used. Nothing here writes files.
 """
@@ -38,16 +39,8 @@ def available_releases(params: DownloadParams, api_key: str | None = None) -> li
 
 def latest_release(source: str, as_of: Any = None, params: DownloadParams | None = None,
                    api_key: str | None = None) -> str:
-    """The newest release ``source`` had published by ``as_of`` (a date/datetime; None: now).
-
-    ``params`` defaults to the ``download`` section of ./params.yaml, with ``source`` set.
-    """
-    if params is None:
-        from citeworth.stages import stage_params
-
-        params = stage_params("download")
-    params = dataclasses.replace(params, source=source)
-    releases = available_releases(params, api_key)
+    """The newest release ``source`` had published by ``as_of`` (a date/datetime; None: now)."""
+    releases = available_releases(_params_for(source, params), api_key)
     if as_of is not None:
         releases = [r for r in releases if _published_by(source, r, _day(as_of))]
     if not releases:
@@ -55,22 +48,29 @@ def latest_release(source: str, as_of: Any = None, params: DownloadParams | None
     return releases[-1]
 
 
-def releases_after(
-    params: DownloadParams, last_processed: str | None, api_key: str | None = None
-) -> list[str]:
+def releases_after(source: str, last_processed: str | None, params: DownloadParams | None = None,
+                   api_key: str | None = None) -> list[str]:
     """The releases newer than ``last_processed`` (all of them if None), oldest first: what to backfill."""
-    releases = available_releases(params, api_key)
+    releases = available_releases(_params_for(source, params), api_key)
     if last_processed is None:
         return releases
-    return [r for r in releases if _is_newer(params.source, r, last_processed)]
+    return [r for r in releases if _is_newer(source, r, last_processed)]
 
 
-def newer_release_available(
-    params: DownloadParams, last_processed: str | None, api_key: str | None = None
-) -> str | None:
-    """The newest release if it is newer than ``last_processed`` (or nothing was processed yet), else None."""
-    newer = releases_after(params, last_processed, api_key)
+def newer_release_available(source: str, last_processed: str | None, params: DownloadParams | None = None,
+                            api_key: str | None = None) -> str | None:
+    """The newest release of ``source`` if newer than ``last_processed`` (or that is None), else None."""
+    newer = releases_after(source, last_processed, params, api_key)
     return newer[-1] if newer else None
+
+
+def _params_for(source: str, params: DownloadParams | None) -> DownloadParams:
+    """``params`` (default: the ``download`` section of ./params.yaml) with ``source`` set."""
+    if params is None:
+        from citeworth.stages import stage_params
+
+        params = stage_params("download")
+    return dataclasses.replace(params, source=source)
 
 
 def _is_newer(source: str, release: str, last: str) -> bool:

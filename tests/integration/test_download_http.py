@@ -245,9 +245,9 @@ def test_persistent_429_gives_up_with_a_clear_error(s2, tmp_path):
 def test_release_questions_for_the_sensor_and_the_backfill(s2, tmp_path):
     params = s2_params(s2, tmp_path)
     assert releases.available_releases(params) == RELEASES
-    assert releases.newer_release_available(params, "2023-01-10") == "2023-01-17"
-    assert releases.newer_release_available(params, "2023-01-17") is None
-    assert releases.releases_after(params, "2023-01-03") == RELEASES[1:]
+    assert releases.newer_release_available("s2_api", "2023-01-10", params) == "2023-01-17"
+    assert releases.newer_release_available("s2_api", "2023-01-17", params) is None
+    assert releases.releases_after("s2_api", "2023-01-03", params) == RELEASES[1:]
     assert releases.latest_release("s2_api", "2023-01-12", params=params) == "2023-01-10"
 
 

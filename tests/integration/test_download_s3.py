@@ -289,6 +289,6 @@ def test_arxiv_checksum_mismatch_fails_and_leaves_no_partial_file(s3, arxiv_buck
 def test_arxiv_release_questions_for_the_sensor(arxiv_bucket, proxy, tmp_path):
     params = arxiv_params(arxiv_bucket, proxy.url, tmp_path)
     assert releases.available_releases(params) == ["2211", "2212", "2301"]
-    assert releases.newer_release_available(params, "2212") == "2301"
-    assert releases.newer_release_available(params, "2023-01") is None
+    assert releases.newer_release_available("arxiv_s3", "2212", params) == "2301"
+    assert releases.newer_release_available("arxiv_s3", "2023-01", params) is None
     assert releases.latest_release("arxiv_s3", "2022-12-15", params=params) == "2212"

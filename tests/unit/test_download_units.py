@@ -112,10 +112,12 @@ def test_arxiv_manifest_months_order_across_the_century():
 
 def test_fixed_snapshot_sources_answer_the_sensor_without_network():
     params = DownloadParams()
-    assert releases.newer_release_available(params, None) == DEMO_RELEASE
-    assert releases.newer_release_available(params, DEMO_RELEASE) is None
-    assert releases.releases_after(params, "demo-v0") == [DEMO_RELEASE]
+    assert releases.newer_release_available("demo", None, params) == DEMO_RELEASE
+    assert releases.newer_release_available("demo", DEMO_RELEASE, params) is None
+    assert releases.releases_after("demo", "demo-v0", params) == [DEMO_RELEASE]
     assert releases.latest_release("demo", "2024-01-01", params=params) == DEMO_RELEASE
+    legacy = DownloadParams(source="s2orc_legacy", release="20200705v1")
+    assert releases.newer_release_available("s2orc_legacy", "20200705v1", legacy) is None
 
 
 def test_release_ordering_rules():
