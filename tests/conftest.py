@@ -32,6 +32,12 @@ def run_cli(project: Path, *args: str) -> subprocess.CompletedProcess:
 
 
 @pytest.fixture(scope="session")
+def cli():
+    """``cli(project, *args)``: run the citeworth CLI in a project directory (fails the test on error)."""
+    return run_cli
+
+
+@pytest.fixture(scope="session")
 def demo_project(tmp_path_factory, mirror) -> Path:
     """A project directory with the demo corpus downloaded from the mirror (params.yaml as shipped)."""
     project = tmp_path_factory.mktemp("demo_project")

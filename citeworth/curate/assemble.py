@@ -128,12 +128,15 @@ def split_by_paper(entries: list[Entry], fractions: list[float], seed: int) -> d
 
 
 def _cut(by_paper: dict[str, list[Entry]], fractions: list[float], seed: int) -> dict[str, list[Entry]]:
+    """A paper goes to the split its paragraphs' midpoint falls in, so small fields still
+    reach dev and test while large ones converge to the fractions."""
     total = sum(len(v) for v in by_paper.values())
-    bounds = (fractions[0] * total, (fractions[0] + fractions[1]) * total)
+    bounds = (fractions[0], fractions[0] + fractions[1])
     cut: dict[str, list[Entry]] = {name: [] for name in SPLITS}
     seen = 0
     for pid in sorted(by_paper, key=lambda p: _rank(seed, p)):
-        name = "train" if seen < bounds[0] else "dev" if seen < bounds[1] else "test"
+        middle = (seen + len(by_paper[pid]) / 2) / total
+        name = "train" if middle < bounds[0] else "dev" if middle < bounds[1] else "test"
         cut[name].extend(by_paper[pid])
         seen += len(by_paper[pid])
     return cut
