@@ -1,32 +1,27 @@
-"""The default download: the embedded demo corpus from the data mirror (CITEWORTH_MIRROR), no network."""
+"""The default download: the embedded demo corpus from the data mirror (CITEWORTH_MIRROR), no network.
+
+The ``demo_project`` / ``mirror`` fixtures (tests/conftest.py) run ``citeworth run download`` once per
+session in a project folder, with CITEWORTH_MIRROR pointing at the mirror."""
 
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 import pytest
 
-from citeworth.cli import main
 from citeworth.download.demo import demo_registry
 from citeworth.download.params import DownloadParams
 from citeworth.download.stage import download
 from citeworth.errors import StageFailed
 
-MIRROR = os.environ.get("CITEWORTH_MIRROR")
-PARAMS_YAML = Path(__file__).resolve().parents[2] / "params.yaml"
 UNARXIVE = "github/IllDepence/unarXive/doc/unarXive_data_sample"
-
-pytestmark = pytest.mark.skipif(not MIRROR, reason="CITEWORTH_MIRROR (the data mirror) is not set")
 
 
 @pytest.fixture(scope="module")
-def demo_dir(tmp_path_factory) -> Path:
-    """One demo download through the CLI, exactly as `citeworth run download` does it."""
-    out = tmp_path_factory.mktemp("raw")
-    assert main(["run", "download", "--params", str(PARAMS_YAML), "-S", f"out_dir={out}"]) == 0
-    return out / "demo" / "demo-v1"
+def demo_dir(demo_project) -> Path:
+    """The demo downloaded by `citeworth run download` in a project (the shared session fixture)."""
+    return demo_project / "raw" / "demo" / "demo-v1"
 
 
 def files_under(folder: Path) -> dict[str, int]:
@@ -71,7 +66,7 @@ def test_a_second_run_is_a_no_op(demo_dir):
         {k: v for k, v in before.items() if k != "MANIFEST.json"}
 
 
-def test_a_damaged_file_or_unpacked_member_is_restored(tmp_path):
+def test_a_damaged_file_or_unpacked_member_is_restored(mirror, tmp_path):
     download(DownloadParams(out_dir=tmp_path, include=["github/IllDepence/*"]))
     release = tmp_path / "demo" / "demo-v1"
     manifest = (release / "MANIFEST.json").read_bytes()
@@ -83,6 +78,6 @@ def test_a_damaged_file_or_unpacked_member_is_restored(tmp_path):
     assert (release / "MANIFEST.json").read_bytes() == manifest
 
 
-def test_a_missing_mirror_folder_fails_clearly(tmp_path):
+def test_a_missing_mirror_folder_fails_clearly(mirror, tmp_path):
     with pytest.raises(StageFailed, match="mirror folder .* does not exist"):
         download(DownloadParams(out_dir=tmp_path, mirror=str(tmp_path / "nowhere")))

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 import random
 import re
 import threading
@@ -23,7 +22,6 @@ from citeworth.download.stage import download
 API_KEY = "s2-test-key-5b1e9c"
 SIGNATURE = "X-Amz-Signature=f00dfeed"
 RELEASES = ["2023-01-03", "2023-01-10", "2023-01-17"]
-MIRROR = os.environ.get("CITEWORTH_MIRROR")
 
 
 def blob(name: str, size: int) -> bytes:
@@ -251,10 +249,8 @@ def test_release_questions_for_the_sensor_and_the_backfill(s2, tmp_path):
     assert releases.latest_release("s2_api", "2023-01-12", params=params) == "2023-01-10"
 
 
-def test_demo_from_an_http_mirror_resumes_and_verifies(s2, tmp_path):
-    if not MIRROR:
-        pytest.skip("CITEWORTH_MIRROR not set")
-    s2.mirror = Path(MIRROR)
+def test_demo_from_an_http_mirror_resumes_and_verifies(s2, mirror, tmp_path):
+    s2.mirror = mirror
     archive = "github/IllDepence/unarXive/doc/unarXive_data_sample.tar.gz"
     s2.drop_after = {f"/mirror/{archive}": 500_000}
     summary = download(DownloadParams(out_dir=tmp_path, mirror=f"{s2.base}/mirror", backoff=0.01))

@@ -12,6 +12,7 @@ import http.client
 import json
 import os
 import random
+import shutil
 import socket
 import subprocess
 import sys
@@ -116,7 +117,8 @@ def moto(aws_env, tmp_path_factory):
     """A real moto_server on 127.0.0.1, recording requests to a file; stopped after the module."""
     port = free_port()
     recording = tmp_path_factory.mktemp("moto") / "recording.jsonl"
-    executable = Path(sys.executable).with_name("moto_server")
+    beside_python = Path(sys.executable).with_name("moto_server")
+    executable = beside_python if beside_python.exists() else shutil.which("moto_server")
     process = subprocess.Popen(
         [str(executable), "-H", "127.0.0.1", "-p", str(port)],
         env={**os.environ, "MOTO_RECORDER_FILEPATH": str(recording)},

@@ -59,11 +59,8 @@ def test_demo_registry_is_the_documented_demo_set():
     assert len({f.path for f in files}) == len(files)
 
 
-def test_demo_registry_agrees_with_the_mirror_sources_list():
-    mirror = os.environ.get("CITEWORTH_MIRROR")
-    if not mirror or not (Path(mirror) / "SOURCES.tsv").exists():
-        pytest.skip("CITEWORTH_MIRROR not set")
-    with open(Path(mirror) / "SOURCES.tsv", encoding="utf-8", newline="") as handle:
+def test_demo_registry_agrees_with_the_mirror_sources_list(mirror):
+    with open(mirror / "SOURCES.tsv", encoding="utf-8", newline="") as handle:
         sources = {row["path"]: row for row in csv.DictReader(handle, delimiter="\t")}
     for file in demo_registry():
         row = sources[file.path]
@@ -185,3 +182,14 @@ def test_present_files_with_the_right_checksum_are_kept_and_keep_their_fetch_tim
 def test_remote_names_cannot_leave_the_release_folder(path):
     with pytest.raises(DownloadError, match="outside the release folder"):
         RemoteFile(path=path, origin="s3://bucket/key", url="s3://bucket/key")
+
+
+def test_without_verify_existing_a_present_file_is_trusted_by_size_and_manifest(tmp_path):
+    data = b"xyz" * 1000
+    file = local_file(tmp_path, data, size=len(data), sha256=hashlib.sha256(data).hexdigest())
+    entry = fetcher(tmp_path).fetch_all([file], desc="t").entries[0]
+    (tmp_path / "release" / "sub" / "f.bin").write_bytes(b"X" * len(data))  # same size, other bytes
+    trusting = Fetcher(tmp_path / "release", lambda url: LocalTransport(), Network(), {file.path: entry},
+                       verify_existing=False)
+    assert trusting.fetch_all([file], desc="t").fetched == 0  # the documented trade-off: no re-hash
+    assert fetcher(tmp_path, {file.path: entry}).fetch_all([file], desc="t").fetched == 1
