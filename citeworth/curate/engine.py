@@ -89,12 +89,13 @@ class _PaperWork:
 class Curator:
     """Apply ``config``'s rules to a stream of papers; ``stats`` counts as it goes."""
 
-    def __init__(self, config: CurationConfig):
+    def __init__(self, config: CurationConfig, splitter: SentenceSplitter | None = None):
+        """``splitter``: an already loaded one to share (else loaded from ``config`` on first use)."""
         self.config = config
         self.stats = CurationStats()
         self.sections = SectionFilter(config.sections)
         self._gap = re.compile(config.merge_gap)
-        self._splitter: SentenceSplitter | None = None
+        self._splitter = splitter
 
     @property
     def splitter(self) -> SentenceSplitter:

@@ -1,0 +1,90 @@
+"""Permissible sections (Appendix A) with title normalisation, and the mapping of MAG fields,
+S2 fields of study and arXiv categories to exactly one CiteWorth field."""
+
+from __future__ import annotations
+
+import pytest
+
+from citeworth.curate.fields import CITEWORTH_FIELDS, arxiv_field, assign_field
+from citeworth.curate.sections import SectionFilter, appendix_a_titles, normalize_title
+
+
+def test_appendix_a_ships_with_the_package():
+    titles = appendix_a_titles()
+    assert len(titles) == 36
+    assert titles[0] == "introduction" and "implementation details" in titles
+
+
+@pytest.mark.parametrize(("title", "normal"), [
+    ("II. PRELIMINARIES", "preliminaries"),  # S2ORC 18980380
+    ("IV. SIMULATION", "simulation"),
+    ("RESULTS AND DISCUSSION", "results and discussion"),  # S2ORC 94551546
+    ("3.1 Related  Work:", "related work"),
+    ("2. Methods", "methods"),
+    ("A. Background", "background"),
+    ("(b) Experiments", "experiments"),
+    ("Results & Discussion", "results and discussion"),
+    ("Discussion", "discussion"),  # a leading "d" is not a roman numeral here
+    ("Analysis", "analysis"),
+    ("", ""),
+    (None, ""),
+])
+def test_titles_are_normalised(title, normal):
+    assert normalize_title(title) == normal
+
+
+def test_section_filter_uses_appendix_a_by_default():
+    sections = SectionFilter()
+    assert sections.permits("1 INTRODUCTION")
+    assert sections.permits("Conclusions and Future Work.")
+    assert not sections.permits("Materials and methods")  # Appendix A has "material and methods"
+    assert not sections.permits("II. PRELIMINARIES")
+    assert not sections.permits("")
+
+
+def test_section_filter_takes_titles_and_patterns():
+    sections = SectionFilter(["Materials and Methods", "*discussion*"])
+    assert sections.permits("2. MATERIALS AND METHODS")
+    assert sections.permits("4 General discussion and outlook")
+    assert not sections.permits("Introduction")
+    assert SectionFilter(["*"]).permits("Promoting and repressing the Rh6 subtype")
+
+
+@pytest.mark.parametrize(("category", "field"), [
+    ("cs.CL", "Computer Science"), ("math.PR", "Mathematics"), ("stat.ML", "Mathematics"),
+    ("hep-ph", "Physics"), ("astro-ph.EP", "Physics"), ("cond-mat.mes-hall", "Physics"),
+    ("gr-qc", "Physics"), ("nucl-th", "Physics"), ("quant-ph", "Physics"), ("nlin.SI", "Physics"),
+    ("math-ph", "Physics"), ("physics.flu-dyn", "Physics"), ("physics.chem-ph", "Chemistry"),
+    ("cond-mat.mtrl-sci", "Materials Science"), ("q-bio.BM", "Biology"), ("eess.SP", "Engineering"),
+    ("econ.EM", "Economics"), ("q-fin.GN", "Economics"), ("hep-lat", "Physics"),
+])
+def test_arxiv_categories(category, field):
+    assert arxiv_field(category) == field
+    assert field in CITEWORTH_FIELDS
+
+
+def test_arxiv_primary_category_decides():
+    # unarXive 2212 sample: "q-fin.GN cs.IR cs.LG" and "physics.chem-ph cs.AI cs.LG q-bio.BM"
+    assert assign_field("arxiv", ("q-fin.GN", "cs.IR", "cs.LG")).field == "Economics"
+    assert assign_field("arxiv", ("physics.chem-ph", "cs.AI", "cs.LG", "q-bio.BM")).field == "Chemistry"
+    assert assign_field("arxiv", ("unknown-archive.XX", "cs.LG")).reason == "no_citeworth_field"
+
+
+def test_mag_and_s2_fields():
+    assert assign_field("mag", ("Materials Science",)).field == "Materials Science"
+    assert assign_field("s2", ("computer science",)).field == "Computer Science"
+    assert assign_field("mag", ("Political Science",)).reason == "no_citeworth_field"
+    # Sociology maps to none, so the paper is unambiguous.
+    assert assign_field("s2", ("Sociology", "Psychology")).field == "Psychology"
+    assert assign_field("mag", ("Medicine", "Medicine")).field == "Medicine"
+
+
+def test_several_fields_are_ambiguous_unless_the_first_is_taken():
+    # S2ORC 18980463 and 18980380 (20200705 metadata sample)
+    assert assign_field("mag", ("Biology", "Medicine")).reason == "ambiguous_field"
+    assert assign_field("mag", ("Mathematics", "Computer Science"), "first").field == "Mathematics"
+
+
+def test_missing_fields_and_schemes():
+    assert assign_field("mag", ()).reason == "no_fields_of_study"
+    assert assign_field(None, ("Biology",)).reason == "unknown_field_scheme"

@@ -1,0 +1,71 @@
+"""Sentence splitting (scispacy tokenizer + pysbd, or a named pipeline) as character offsets,
+and sentences joined where a citation span crosses a boundary."""
+
+from __future__ import annotations
+
+import pytest
+import spacy
+
+from citeworth.curate.sentences import SentenceSplitter, join_across
+from citeworth.errors import StageFailed
+
+# S2ORC 18980463 (Genes & Development), body paragraph.
+PARAGRAPH = (
+    "Although much is known about the development of the adult visual system, little is known about "
+    "the development and function of the larval visual system. PRs of the larval eye (Bolwig Organ [BO] ) "
+    "extend their axonal projections to the larval pacemaker neurons (Malpel et al. 2002) . Visual input "
+    "via the larval eye is crucial for the entrainment of the molecular clock."
+)
+# unarXive 2212 sample: LaTeX source lines kept as line breaks inside one sentence.
+LINE_BROKEN = (
+    "Kirkpatrick developed an approximate method using ZINDO,\nwhich avoids a full SCF treatment of the "
+    "pair of interacting moieties,\nrequiring only an SCF treatment of each moiety separately. It works.\n"
+)
+
+
+@pytest.fixture(scope="module")
+def splitter():
+    return SentenceSplitter(batch_size=2)
+
+
+def test_sentences_are_offsets_without_surrounding_space(splitter):
+    [bounds] = splitter.split([PARAGRAPH])
+    sentences = [PARAGRAPH[a:b] for a, b in bounds]
+    assert len(sentences) == 3
+    assert sentences[0].startswith("Although") and sentences[0].endswith("visual system.")
+    assert sentences[1].endswith("(Malpel et al. 2002) .")
+    assert all(s == s.strip() for s in sentences)
+
+
+def test_line_breaks_inside_a_paragraph_do_not_end_sentences(splitter):
+    [bounds] = splitter.split([LINE_BROKEN])
+    sentences = [LINE_BROKEN[a:b] for a, b in bounds]
+    assert sentences == [LINE_BROKEN.split(" It works.")[0], "It works."]
+
+
+def test_batches_keep_input_order(splitter):
+    texts = [PARAGRAPH, LINE_BROKEN, "One short sentence here. And a second one.", PARAGRAPH]
+    assert list(splitter.split(texts)) == [next(splitter.split([t])) for t in texts]
+
+
+def test_sentences_crossed_by_a_span_are_joined():
+    bounds = [(0, 10), (11, 20), (21, 30), (31, 40)]
+    assert join_across(bounds, [(8, 13)]) == [(0, 20), (21, 30), (31, 40)]
+    assert join_across(bounds, [(5, 25)]) == [(0, 30), (31, 40)]  # a span over three sentences
+    assert join_across(bounds, [(11, 15), (35, 38)]) == bounds  # spans inside sentences, or at a start
+    assert join_across(bounds, []) == bounds
+
+
+def test_a_named_pipeline_is_loaded_instead(tmp_path):
+    nlp = spacy.blank("en")
+    nlp.add_pipe("sentencizer")
+    nlp.to_disk(tmp_path / "pipeline")
+    named = SentenceSplitter(str(tmp_path / "pipeline"))
+    assert "pysbd_sentencizer" not in named.nlp.pipe_names
+    [bounds] = named.split(["First sentence here. Second sentence here."])
+    assert bounds == [(0, 20), (21, 42)]
+
+
+def test_a_missing_pipeline_fails_clearly():
+    with pytest.raises(StageFailed, match="en_core_sci_missing.*spacy_model to null"):
+        SentenceSplitter("en_core_sci_missing")
