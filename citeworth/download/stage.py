@@ -49,6 +49,8 @@ def download(params: DownloadParams) -> dict:
         raise StageFailed(f"unknown download source {params.source!r}; sources: {', '.join(SOURCES)}")
     net = Network(params.retries, params.backoff, params.timeout, params.workers)
     plan = _plan(params, net)
+    if "/" in plan.release or "\\" in plan.release or plan.release in ("", ".", ".."):
+        raise StageFailed(f"release {plan.release!r} cannot name a folder in {params.out_dir}")
     files = select(plan.files, params.include)
     release_dir = params.out_dir / params.source / plan.release
     previous = read_manifest(release_dir)

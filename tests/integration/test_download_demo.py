@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from citeworth.download.demo import demo_registry
-from citeworth.download.params import DownloadParams
+from citeworth.download.params import DownloadParams, LegacyS2orcParams
 from citeworth.download.stage import download
 from citeworth.errors import StageFailed
 
@@ -81,3 +81,11 @@ def test_a_damaged_file_or_unpacked_member_is_restored(mirror, tmp_path):
 def test_a_missing_mirror_folder_fails_clearly(mirror, tmp_path):
     with pytest.raises(StageFailed, match="mirror folder .* does not exist"):
         download(DownloadParams(out_dir=tmp_path, mirror=str(tmp_path / "nowhere")))
+
+
+def test_a_release_name_cannot_escape_the_output_folder(tmp_path):
+    params = DownloadParams(source="s2orc_legacy", release="../../elsewhere", out_dir=tmp_path,
+                            s2orc_legacy=LegacyS2orcParams(urls_file=tmp_path / "urls.txt"))
+    (tmp_path / "urls.txt").write_text("https://example.org/a/metadata_0.jsonl.gz\n")
+    with pytest.raises(StageFailed, match="cannot name a folder"):
+        download(params)
