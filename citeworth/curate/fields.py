@@ -1,12 +1,14 @@
 """Map a paper's fields of study to exactly one of the 10 CiteWorth fields (§3.2).
 
-Three schemes arrive in ``Paper.metadata["field_scheme"]``:
+Four schemes arrive in ``Paper.metadata["field_scheme"]``:
 
 - ``mag``: Microsoft Academic Graph level-0 fields (S2ORC legacy ``mag_field_of_study``);
 - ``s2``: Semantic Scholar fields of study (datasets API ``s2fieldsofstudy``);
-- ``arxiv``: arXiv categories, primary category first (unarXive, arXiv metadata).
+- ``arxiv``: arXiv categories, primary category first (unarXive, arXiv metadata);
+- ``pmc``: CiteWorth field names the JATS reader derived from PMC subjects / journal titles
+  (citeworth/sources/jats.py), read like MAG names.
 
-MAG and S2 name the CiteWorth fields directly (other fields such as Sociology map to none); a paper
+MAG, S2 and pmc name the CiteWorth fields directly (other fields such as Sociology map to none); a paper
 whose fields map to several CiteWorth fields is ambiguous. An arXiv paper is decided by its
 primary category alone, through arXiv's archive taxonomy.
 """
@@ -43,7 +45,7 @@ _ARXIV_CATEGORIES = {
     "cond-mat.mtrl-sci": "Materials Science",
     "physics.med-ph": "Medicine",
 }
-SCHEMES = ("mag", "s2", "arxiv")
+SCHEMES = ("mag", "s2", "arxiv", "pmc")
 
 
 @dataclass(frozen=True)

@@ -16,6 +16,11 @@ Readers:
   the glob may match both kinds (or only the parses, with ``metadata`` a glob of the metadata files).
 - ``s2_api``: Semantic Scholar datasets API ``s2orc`` files, one per shard; ``metadata`` = one
   ``papers`` dataset JSONL(.gz) for fields of study; release = given, or a date-like folder.
+- ``jats``: PMC JATS XML (``.nxml``), one article per file, one folder per shard; fields of study
+  mapped from the article's subjects / journal (``field_scheme`` "pmc"); no ``metadata``.
+- ``tei``: GROBID TEI XML (``.tei.xml``), one paper per file, one folder per shard; ``metadata`` =
+  an optional JSONL keyed by file stem for fields of study and filter facts (see tei.py).
+Both: release = given, else a date-like folder, else "unversioned".
 """
 
 from __future__ import annotations
@@ -30,7 +35,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from citeworth.papers import Paper
-from citeworth.sources import s2_api, s2orc, s2orc_legacy, unarxive
+from citeworth.sources import jats, s2_api, s2orc, s2orc_legacy, tei, unarxive
 from citeworth.sources.base import BadRecord, Shard
 
 __all__ = ["BadRecord", "READERS", "Shard", "discover_shards", "read_shard"]
@@ -40,6 +45,8 @@ READERS: dict[str, Callable[[Shard], Iterator[Paper | BadRecord]]] = {
     "s2orc_json": s2orc.read,
     "s2orc_legacy": s2orc_legacy.read,
     "s2_api": s2_api.read,
+    "jats": jats.read,
+    "tei": tei.read,
 }
 
 _LEGACY_NAME = re.compile(r"^(metadata|pdf_parses)_(.+?)\.jsonl(?:\.gz)?$")
@@ -76,14 +83,36 @@ def _unarxive(files: list[str], metadata: str | None, release: str | None) -> li
 
 def _s2orc_json(files: list[str], metadata: str | None, release: str | None) -> list[Shard]:
     metadata_file = _one_file(metadata, "s2orc_json")
+    return [
+        Shard("s2orc_json", _safe(Path(folder).name), paths, release or Path(folder).name, metadata_file)
+        for folder, paths in _by_folder(files)
+    ]
+
+
+def _jats(files: list[str], metadata: str | None, release: str | None) -> list[Shard]:
+    if metadata:
+        raise ValueError("jats articles carry their own metadata: drop `metadata` for this input")
+    return _xml_shards("jats", files, None, release)
+
+
+def _tei(files: list[str], metadata: str | None, release: str | None) -> list[Shard]:
+    return _xml_shards("tei", files, _one_file(metadata, "tei"), release)
+
+
+def _xml_shards(reader: str, files: list[str], metadata: str | None, release: str | None) -> list[Shard]:
+    return [
+        Shard(reader, _safe(Path(folder).name), paths, release or _release_dir(paths[0]) or "unversioned",
+              metadata)
+        for folder, paths in _by_folder(files)
+    ]
+
+
+def _by_folder(files: list[str]) -> list[tuple[str, tuple[str, ...]]]:
+    """Files grouped by their folder (one shard each), folders and files in sorted order."""
     folders: dict[str, list[str]] = defaultdict(list)
     for path in files:
         folders[str(Path(path).parent)].append(path)
-    return [
-        Shard("s2orc_json", _safe(Path(folder).name), tuple(paths), release or Path(folder).name,
-              metadata_file)
-        for folder, paths in sorted(folders.items())
-    ]
+    return [(folder, tuple(paths)) for folder, paths in sorted(folders.items())]
 
 
 def _s2orc_legacy(files: list[str], metadata: str | None, release: str | None) -> list[Shard]:
@@ -127,6 +156,8 @@ _DISCOVER = {
     "s2orc_json": _s2orc_json,
     "s2orc_legacy": _s2orc_legacy,
     "s2_api": _s2_api,
+    "jats": _jats,
+    "tei": _tei,
 }
 
 

@@ -1,0 +1,205 @@
+"""Paragraphs out of XML markup (PMC JATS, GROBID TEI): shared by the ``jats`` and ``tei`` readers.
+
+A paragraph element is flattened into plain text -- inline markup (italics, sub/superscripts,
+links) keeps its text, floats (figures, tables, footnotes) are dropped, formulas become
+``{{formula:ID}}`` placeholders (the curation rejects such paragraphs as it does unarXive's, since
+the text lost the formula) -- and every citation or figure/table/formula reference becomes a
+span whose offsets are taken while the text is built, so they are exact by construction.
+
+Citation markers are made to read as the article prints them: citations separated only by
+commas, semicolons, dashes or spaces (``[1]–[3]``, ``[2], [5]``) become adjacent spans, each
+taking the separator before it, and brackets directly around such a run are included
+(``[<xref>3</xref>]`` -> ``[3]``, ``(<xref>Smith et al., 2010</xref>)`` -> ``(Smith et al., 2010)``),
+so removing the spans removes the whole marker and the curation's format check sees it.
+"""
+
+from __future__ import annotations
+
+import re
+import xml.etree.ElementTree as ET
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import NamedTuple
+
+from citeworth.papers import Paper
+from citeworth.sources.base import BadRecord, RecordError, Shard, bad_record
+from citeworth.sources.spans import CITE, RawSpan
+
+_WHITESPACE = re.compile(r"\s+")
+_SEPARATOR = re.compile(r"[\s,;\-\u2010-\u2014\u2212]*")  # between citations of one marker
+_CLOSERS = {"[": "]", "(": ")"}
+_UNSAFE_ID = re.compile(r"[^\w.\-]+")
+
+
+class Markup(NamedTuple):
+    """What a reader makes of one element inside a paragraph (``None`` = just its text)."""
+
+    action: str  # SKIP | SPAN | PLACEHOLDER | BLOCK
+    kind: str = ""  # span kind: CITE, "figure", "table", "formula", ...
+    ref_id: str | None = None
+
+
+SKIP = "skip"  # drop the element and its content (its tail text stays)
+SPAN = "span"  # its text is a span of ``kind``
+PLACEHOLDER = "placeholder"  # replaced by ``{{kind:ref_id}}``, a span of ``kind``, set off by spaces
+BLOCK = "block"  # its text, set off by spaces (list items, line breaks)
+
+Classifier = Callable[[ET.Element], Markup | None]
+
+
+def local_name(element: ET.Element) -> str:
+    """The tag without its namespace (TEI is namespaced, JATS usually not)."""
+    tag = element.tag
+    return tag.rsplit("}", 1)[-1] if isinstance(tag, str) else ""
+
+
+def text_of(element: ET.Element | None) -> str:
+    """All text inside ``element``, whitespace collapsed ("" for None)."""
+    return " ".join("".join(element.itertext()).split()) if element is not None else ""
+
+
+def read_xml_files(
+    shard: Shard, convert: Callable[[ET.Element, str, Shard], Paper]
+) -> Iterator[Paper | BadRecord]:
+    """One Paper per XML file of the shard; a file that is not well-formed XML, or that
+    ``convert`` cannot read, is one BadRecord located by its name."""
+    for path in shard.paths:
+        data = Path(path).read_bytes()
+        location = f"file {Path(path).name}"
+        try:
+            yield convert(parse_xml(data, location), path, shard)
+        except RecordError as error:
+            yield bad_record(shard, location, error, data)
+
+
+def parse_xml(data: bytes, location: str) -> ET.Element:
+    """The root element; expat does not fetch DTDs or external entities."""
+    try:
+        return ET.fromstring(data)
+    except ET.ParseError as exc:
+        raise RecordError("malformed_xml", f"{location}: {exc}") from exc
+
+
+def require_root(root: ET.Element, name: str, path: str) -> None:
+    """A file of another XML format is a bad record, not an empty paper."""
+    if local_name(root) != name:
+        raise RecordError("unexpected_root", f"{Path(path).name}: the root element is <{local_name(root)}>, "
+                                             f"not <{name}>")
+
+
+def placeholder_id(value: str | None) -> str:
+    """An id safe inside ``{{kind:ID}}`` (no braces or spaces)."""
+    return _UNSAFE_ID.sub("_", value or "").strip("_") or "unnamed"
+
+
+def flatten(element: ET.Element, classify: Classifier) -> tuple[str, list[RawSpan]]:
+    """The paragraph's text (whitespace runs collapsed, stripped) and its spans, citations grouped."""
+    builder = _TextBuilder()
+    spans: list[RawSpan] = []
+    builder.add(element.text)
+    for child in element:
+        _walk(child, classify, builder, spans)
+        builder.add(child.tail)
+    return builder.text, group_citations(builder.text, spans)
+
+
+def _walk(element: ET.Element, classify: Classifier, builder: _TextBuilder, spans: list[RawSpan]) -> None:
+    markup = classify(element)
+    if markup is None or markup.action == BLOCK:
+        if markup is not None:
+            builder.space()
+        builder.add(element.text)
+        for child in element:
+            _walk(child, classify, builder, spans)
+            builder.add(child.tail)
+        if markup is not None:
+            builder.space()
+    elif markup.action == SPAN:
+        start = builder.position()
+        builder.add("".join(element.itertext()))
+        if builder.length > start:
+            spans.append(RawSpan(start, builder.length, markup.kind, ref_id=markup.ref_id))
+        elif markup.kind == CITE:  # a citation the stylesheet renders: keep its exact place
+            _placeholder(builder, spans, markup, space=False)
+    elif markup.action == PLACEHOLDER:
+        _placeholder(builder, spans, markup, space=True)
+    elif markup.action != SKIP:
+        raise ValueError(f"unknown markup action {markup.action!r}")
+
+
+def _placeholder(builder: _TextBuilder, spans: list[RawSpan], markup: Markup, space: bool) -> None:
+    if space:
+        builder.space()
+    start = builder.position()
+    builder.add(f"{{{{{markup.kind}:{placeholder_id(markup.ref_id)}}}}}")
+    spans.append(RawSpan(start, builder.length, markup.kind, ref_id=markup.ref_id))
+    if space:
+        builder.space()
+
+
+class _TextBuilder:
+    """Text assembled from pieces with every whitespace run collapsed to one space and none at
+    either end. A space is written only when text follows it, so ``position()`` taken before a
+    piece is where the piece's first character lands."""
+
+    def __init__(self) -> None:
+        self._parts: list[str] = []
+        self.length = 0
+        self._pending_space = False
+
+    def space(self) -> None:
+        self._pending_space = self.length > 0
+
+    def position(self) -> int:
+        return self.length + int(self._pending_space)
+
+    def add(self, text: str | None) -> None:
+        if not text:
+            return
+        text = _WHITESPACE.sub(" ", text)
+        if text.startswith(" "):
+            self.space()
+        if core := text.strip(" "):
+            if self._pending_space:
+                self._write(" ")
+            self._write(core)
+            self._pending_space = False
+        if text.endswith(" "):
+            self.space()
+
+    def _write(self, text: str) -> None:
+        self._parts.append(text)
+        self.length += len(text)
+
+    @property
+    def text(self) -> str:
+        return "".join(self._parts)
+
+
+def group_citations(text: str, spans: list[RawSpan]) -> list[RawSpan]:
+    """Citation spans joined into markers as printed (see the module docstring); others unchanged."""
+    cites = sorted((s for s in spans if s.kind == CITE), key=lambda s: s.start)
+    grouped: list[RawSpan] = []
+    run: list[RawSpan] = []
+    for span in cites:
+        if run and _SEPARATOR.fullmatch(text, run[-1].end, span.start):
+            run.append(span._replace(start=run[-1].end))
+        else:
+            grouped += _bracketed(text, run)
+            run = [span]
+    grouped += _bracketed(text, run)
+    return [s for s in spans if s.kind != CITE] + grouped
+
+
+def _bracketed(text: str, run: list[RawSpan]) -> list[RawSpan]:
+    """``run`` with the brackets directly around it (whitespace aside) taken into its ends."""
+    if not run:
+        return run
+    before = len(text[:run[0].start].rstrip()) - 1
+    after = len(text) - len(text[run[-1].end:].lstrip())
+    if before < 0 or after >= len(text) or _CLOSERS.get(text[before]) != text[after]:
+        return run
+    run = list(run)
+    run[0] = run[0]._replace(start=before)
+    run[-1] = run[-1]._replace(end=after + 1)
+    return run

@@ -1,0 +1,206 @@
+"""GROBID TEI XML (``.tei.xml``): one PDF's parse per file; the paper id is the file's stem.
+
+Body paragraphs are the ``<p>``s of ``<text><body>``'s ``<div>``s, in document order; a
+paragraph's section is its ``<div>``'s ``<head>`` ("" for a div without one), or, when the head
+is numbered ``n="2.1"``, the title of the div numbered "2" (GROBID writes sections as flat
+sibling divs). Citations are ``<ref type="bibr" target="#b3">`` (ref id "b3"); figure, table,
+formula and footnote ``<ref>``s and inline ``<formula>``s are ``ref_spans`` (see markup.py). The
+bibliography is ``<listBibl><biblStruct xml:id>``.
+
+TEI does not know fields of study. ``metadata`` may name a JSONL whose rows are S2ORC-style
+metadata rows (``mag_field_of_study``, ``year``, ``journal`` / ``venue``, ``has_inbound_citations``,
+...) with a ``file_stem`` key: the TEI file's name without ``.tei.xml``. Without a row a paper has
+no field of study (``field_scheme`` "mag") and the curation rejects it as ``no_fields_of_study``.
+Venue and year otherwise come from the TEI header (journal title or ISSN; publication date).
+"""
+
+from __future__ import annotations
+
+import xml.etree.ElementTree as ET
+from collections.abc import Iterator
+from pathlib import Path
+
+from citeworth.papers import BibEntry, Paper, Paragraph
+from citeworth.sources.base import BadRecord, RecordError, Shard
+from citeworth.sources.facts import (
+    PaperFacts,
+    agree,
+    first_present,
+    load_index,
+    one_line,
+    paper_metadata,
+    parse_year,
+    s2orc_row_facts,
+)
+from citeworth.sources.markup import (
+    BLOCK,
+    PLACEHOLDER,
+    SKIP,
+    SPAN,
+    Markup,
+    flatten,
+    local_name,
+    read_xml_files,
+    require_root,
+    text_of,
+)
+from citeworth.sources.spans import CITE, make_paragraph
+
+TEI = "http://www.tei-c.org/ns/1.0"
+NS = {"t": TEI}
+XML_ID = "{http://www.w3.org/XML/1998/namespace}id"
+STEM_KEY = "file_stem"
+
+_REF_KINDS = {"figure": "figure", "table": "table", "formula": "formula", "foot": "footnote",
+              "section": "section"}
+_SKIPPED = frozenset({"figure", "table", "note", "graphic"})
+_EMPTY_FACTS = PaperFacts(None, (), None, None, None)
+
+
+def read(shard: Shard) -> Iterator[Paper | BadRecord]:
+    facts: dict[str, PaperFacts] = {}
+    if shard.metadata:
+        index = load_index(shard.metadata, shard, _row_stem, s2orc_row_facts, {stem(p) for p in shard.paths})
+        yield from index.bad
+        if index.broken:
+            return
+        facts = index.facts
+    yield from read_xml_files(shard, lambda root, path, shard_: paper_from_tei(root, path, shard_,
+                                                                              facts.get(stem(path))))
+
+
+def stem(path: str) -> str:
+    """The file name without ``.tei.xml`` (or ``.xml``): the paper id and the metadata key."""
+    name = Path(path).name
+    return name.removesuffix(".xml").removesuffix(".tei")
+
+
+def _row_stem(row: dict) -> str:
+    if row.get(STEM_KEY) in (None, ""):
+        raise RecordError(f"missing_key:{STEM_KEY}", f"metadata row has no {STEM_KEY}")
+    return str(row[STEM_KEY])
+
+
+def paper_from_tei(root: ET.Element, path: str, shard: Shard, facts: PaperFacts | None) -> Paper:
+    require_root(root, "TEI", path)
+    paper_id = stem(path)
+    body = root.find("t:text/t:body", NS)
+    if body is None:
+        raise RecordError("missing_key:body", f"{Path(path).name} has no <text><body>")
+    paragraphs = list(_paragraphs(body, paper_id))
+    bib_entries = _bib_entries(root)
+    header = root.find("t:teiHeader/t:fileDesc", NS)
+    header = header if header is not None else ET.Element("fileDesc")
+    facts = facts or _EMPTY_FACTS
+    return Paper(
+        paper_id=paper_id,
+        title=facts.title or one_line(text_of(header.find("t:titleStmt/t:title", NS))),
+        fields_of_study=facts.fields,
+        paragraphs=paragraphs,
+        bib_entries=bib_entries,
+        source=shard.reader,
+        release=shard.release,
+        shard=shard.name,
+        metadata=paper_metadata(
+            field_scheme="mag",
+            has_abstract=agree(bool(text_of(root.find("t:teiHeader/t:profileDesc/t:abstract", NS))),
+                               facts.has_abstract),
+            has_body_text=agree(bool(paragraphs), facts.has_body_text),
+            has_bib_entries=agree(bool(bib_entries), facts.has_bib_entries),
+            has_ref_entries=agree(root.find("t:text//t:figure", NS) is not None, facts.has_ref_entries),
+            has_inbound_citations=facts.has_inbound_citations,
+            venue_id=facts.venue_id or _venue(header),
+            year=facts.year or _year(header),
+        ),
+    )
+
+
+def _venue(header: ET.Element) -> str | None:
+    source = header.find("t:sourceDesc/t:biblStruct", NS)
+    if source is None:
+        return None
+    journal = text_of(source.find("t:monogr/t:title[@level='j']", NS))
+    ids = {idno.get("type", "").lower(): text_of(idno) for idno in source.iter(f"{{{TEI}}}idno")}
+    return first_present(journal, ids.get("issn"), ids.get("eissn"), ids.get("arxiv"))
+
+
+def _year(header: ET.Element) -> int | None:
+    for path in ("t:publicationStmt/t:date", "t:sourceDesc/t:biblStruct/t:monogr/t:imprint/t:date"):
+        date = header.find(path, NS)
+        if date is not None and (year := parse_year(date.get("when") or text_of(date))):
+            return year
+    return None
+
+
+def _paragraphs(body: ET.Element, paper_id: str) -> Iterator[Paragraph]:
+    titles = _numbered_titles(body)
+    for index, (element, head) in enumerate(_body_paragraphs(body)):
+        text, spans = flatten(element, _classify)
+        if text:
+            title, number = _section(head, titles)
+            yield make_paragraph(text, title, spans, f"{paper_id} body p[{index}]", sec_number=number)
+
+
+def _body_paragraphs(
+    element: ET.Element, head: ET.Element | None = None
+) -> Iterator[tuple[ET.Element, ET.Element | None]]:
+    """``(<p>, the <head> of its div or None)`` in document order."""
+    for child in element:
+        if local_name(child) == "p":
+            yield child, head
+        elif local_name(child) == "div":
+            yield from _body_paragraphs(child, child.find("t:head", NS))
+
+
+def _numbered_titles(body: ET.Element) -> dict[str, str]:
+    """Section number -> title, the first head of each number."""
+    titles: dict[str, str] = {}
+    for head in body.iter(f"{{{TEI}}}head"):
+        if number := _number(head):
+            titles.setdefault(number, text_of(head))
+    return titles
+
+
+def _section(head: ET.Element | None, titles: dict[str, str]) -> tuple[str, str | None]:
+    """A paragraph's top-level section title and its own section number."""
+    if head is None:
+        return "", None
+    number = _number(head)
+    if number and "." in number:
+        return titles.get(number.split(".")[0]) or text_of(head), number
+    return text_of(head), number
+
+
+def _number(head: ET.Element) -> str | None:
+    return (head.get("n") or "").strip().rstrip(".") or None
+
+
+def _classify(element: ET.Element) -> Markup | None:
+    name = local_name(element)
+    if name == "ref":
+        target = (element.get("target") or "").strip().lstrip("#") or None
+        kind = element.get("type") or ""
+        return Markup(SPAN, CITE if kind == "bibr" else _REF_KINDS.get(kind, kind or "other"), target)
+    if name == "formula":
+        return Markup(PLACEHOLDER, "formula", element.get(XML_ID))
+    if name in _SKIPPED:
+        return Markup(SKIP)
+    return Markup(BLOCK) if name == "lb" else None
+
+
+def _bib_entries(root: ET.Element) -> dict[str, BibEntry]:
+    entries = {}
+    for bibl in root.iterfind(".//t:listBibl/t:biblStruct", NS):
+        ref_id = bibl.get(XML_ID)
+        if not ref_id:
+            continue
+        title = text_of(bibl.find("t:analytic/t:title", NS)) or text_of(bibl.find("t:monogr/t:title", NS))
+        date = bibl.find("t:monogr/t:imprint/t:date", NS)
+        entries[ref_id] = BibEntry(
+            ref_id=ref_id,
+            title=one_line(title),
+            year=parse_year(date.get("when")) if date is not None else None,
+            raw=one_line(text_of(bibl.find("t:note[@type='raw_reference']", NS))),
+            link=first_present(*(text_of(idno) for idno in bibl.iterfind(".//t:idno[@type='DOI']", NS))),
+        )
+    return entries
