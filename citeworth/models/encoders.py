@@ -35,7 +35,8 @@ def resolve_encoder(name: str) -> str:
     return name
 
 
-def _from_pretrained(loader, name: str, what: str, **kwargs):
+def from_pretrained(loader, name: str, what: str, **kwargs):
+    """``loader.from_pretrained`` (any Auto class) on encoder ``name``; a clear error if unavailable."""
     source = resolve_encoder(name)
     try:
         return loader.from_pretrained(source, **kwargs)
@@ -50,20 +51,20 @@ def load_tokenizer(name: str):
     """The fast tokenizer of encoder ``name``."""
     from transformers import AutoTokenizer
 
-    return _from_pretrained(AutoTokenizer, name, "tokenizer", use_fast=True)
+    return from_pretrained(AutoTokenizer, name, "tokenizer", use_fast=True)
 
 
 def load_config(name: str):
     from transformers import AutoConfig
 
-    return _from_pretrained(AutoConfig, name, "config")
+    return from_pretrained(AutoConfig, name, "config")
 
 
 def load_encoder(name: str, **config_overrides):
     """The bare encoder (``AutoModel``) of ``name``; ``config_overrides`` e.g. ``hidden_dropout_prob``."""
     from transformers import AutoModel
 
-    model = _from_pretrained(AutoModel, name, "weights", **config_overrides)
+    model = from_pretrained(AutoModel, name, "weights", **config_overrides)
     log.info("encoder %s: %s, %d parameters", name, type(model).__name__, model.num_parameters())
     return model
 

@@ -1,0 +1,61 @@
+"""Metrics of the cite-worthy class (sklearn, as Appendix C.5), per field, curves and seed aggregates."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+from sklearn.metrics import (
+    average_precision_score,
+    confusion_matrix,
+    precision_recall_curve,
+    precision_recall_fscore_support,
+)
+
+THRESHOLD = 0.5
+
+
+def prf(y_true: np.ndarray, y_pred: np.ndarray) -> dict:
+    """Precision / recall / F1 of the positive (cite-worthy) class; 0 where undefined."""
+    p, r, f, _ = precision_recall_fscore_support(
+        y_true, y_pred, average="binary", pos_label=1, zero_division=0
+    )
+    return {"precision": float(p), "recall": float(r), "f1": float(f), "n": int(len(y_true)),
+            "n_positive": int(np.sum(y_true == 1))}
+
+
+def classification_metrics(y_true: np.ndarray, scores: np.ndarray, fields: Sequence[str]) -> dict:
+    """Overall and per-field P/R/F1 at ``THRESHOLD``, the confusion matrix and average precision."""
+    y_true = np.asarray(y_true)
+    y_pred = (np.asarray(scores) >= THRESHOLD).astype(np.int64)
+    metrics = prf(y_true, y_pred)
+    tn, fp, fn, tp = confusion_matrix(y_true, y_pred, labels=[0, 1]).ravel()
+    metrics["confusion"] = {"tn": int(tn), "fp": int(fp), "fn": int(fn), "tp": int(tp)}
+    has_both = 0 < metrics["n_positive"] < len(y_true)
+    metrics["average_precision"] = float(average_precision_score(y_true, scores)) if has_both else None
+    field_array = np.asarray(fields)
+    metrics["per_field"] = {
+        name: prf(y_true[field_array == name], y_pred[field_array == name]) for name in sorted(set(fields))
+    }
+    return metrics
+
+
+def pr_curve_rows(y_true: np.ndarray, scores: np.ndarray) -> list[dict]:
+    """Rows of the precision-recall curve (one per threshold) for a DVC ``plots`` CSV."""
+    if not 0 < int(np.sum(y_true)) < len(y_true):
+        return []
+    precision, recall, thresholds = precision_recall_curve(y_true, scores)
+    return [
+        {"threshold": round(float(t), 6), "precision": round(float(p), 6), "recall": round(float(r), 6)}
+        for p, r, t in zip(precision[:-1], recall[:-1], thresholds, strict=True)
+    ]
+
+
+def mean_std(values: Sequence[float]) -> dict:
+    """Mean and population std over seeds (std 0 for one seed), as Table 4 reports them."""
+    array = np.asarray(values, dtype=np.float64)
+    return {"mean": float(array.mean()), "std": float(array.std()), "n": int(len(array))}
+
+
+def aggregate_seeds(per_seed: Sequence[dict], keys: Sequence[str] = ("precision", "recall", "f1")) -> dict:
+    return {key: mean_std([m[key] for m in per_seed]) for key in keys}

@@ -1,0 +1,59 @@
+"""Dataset records (the released CiteWorth shape) as model inputs: labels, sentences, fields, weights."""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterable
+from pathlib import Path
+
+import numpy as np
+
+# The released dataset's label strings; cite-worthy is the positive class.
+POSITIVE, NEGATIVE = "check-worthy", "non-check-worthy"
+LABELS = {NEGATIVE: 0, POSITIVE: 1}
+SPLITS = ("train", "dev", "test")
+
+
+def label_of(sample: dict) -> int:
+    try:
+        return LABELS[sample["label"]]
+    except KeyError:
+        raise ValueError(f"sample label {sample.get('label')!r} is not one of {sorted(LABELS)}") from None
+
+
+def field_of(record: dict) -> str:
+    fields = record.get("mag_field_of_study") or ["unknown"]
+    return fields[0]
+
+
+def sentences(records: Iterable[dict]) -> list[str]:
+    """Every sentence text, in record order then sample order (the order all scores follow)."""
+    return [s["text"] for r in records for s in r["samples"]]
+
+
+def labels(records: Iterable[dict]) -> np.ndarray:
+    return np.array([label_of(s) for r in records for s in r["samples"]], dtype=np.int64)
+
+
+def fields(records: Iterable[dict]) -> list[str]:
+    return [field_of(r) for r in records for _ in r["samples"]]
+
+
+def balanced_class_weights(y: np.ndarray, n_classes: int = 2) -> np.ndarray:
+    """sklearn's "balanced" weights, n / (k * count_c), as the paper's code uses; absent classes get 1."""
+    counts = np.bincount(y, minlength=n_classes).astype(np.float64)
+    weights = np.ones(n_classes)
+    present = counts > 0
+    weights[present] = len(y) / (n_classes * counts[present])
+    return weights
+
+
+def dataset_version(paths: Iterable[Path]) -> str:
+    """sha256 over the dataset files' names and bytes: the data version a model card records."""
+    digest = hashlib.sha256()
+    for path in sorted(Path(p) for p in paths):
+        digest.update(path.name.encode() + b"\0")
+        with open(path, "rb") as handle:
+            for block in iter(lambda: handle.read(1 << 20), b""):
+                digest.update(block)
+    return digest.hexdigest()

@@ -1,0 +1,395 @@
+"""The one torch training loop every neural model uses.
+
+AdamW with linear warmup and decay, gradient accumulation, gradient clipping, early stopping on
+dev F1, resumable checkpoints (a killed run continues from its last checkpoint with the same data
+order and RNG state), DVCLive logging, CPU or GPU automatically.
+
+A model plugs in through an ``Adapter``: it turns records into tokenized items once, and a list of
+items into a ``Batch``. The module returns one logit pair per output row; ``Batch.select`` picks the
+rows that are scored (the context model drops sentences another window owns), and ``Batch.index``
+says which sentence of the flattened record order each scored row is.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import logging
+import math
+import shutil
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+from torch.nn import functional as F
+from tqdm.auto import tqdm
+
+from citeworth.evaluation import THRESHOLD, prf
+from citeworth.io import atomic_write, dumps
+from citeworth.models.spec import OptimParams
+
+log = logging.getLogger(__name__)
+BUCKET_BATCHES = 50  # batches per length bucket when shuffling: little padding, still random
+
+
+@dataclass
+class Batch:
+    inputs: dict[str, torch.Tensor]
+    labels: torch.Tensor  # (n,) label of each scored row
+    weights: torch.Tensor  # (n,) sample weight of each scored row
+    index: torch.Tensor  # (n,) position of each scored row in the flattened sentence order
+    select: torch.Tensor | None = None  # rows of the module output that are scored; None = all
+
+    def to(self, device: torch.device) -> Batch:
+        move = {k: v.to(device) for k, v in self.inputs.items()}
+        select = None if self.select is None else self.select.to(device)
+        return Batch(move, self.labels.to(device), self.weights.to(device), self.index, select)
+
+
+@dataclass
+class Item:
+    """One tokenized model input: a sentence, or a window of a paragraph."""
+
+    input_ids: list[int]
+    labels: list[int]
+    weights: list[float]
+    index: list[int]
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+class Adapter(ABC):
+    """How one model family turns records into items and items into batches."""
+
+    @abstractmethod
+    def items(self, records: list[dict], weights: np.ndarray | None = None) -> list[Item]:
+        """Tokenized items covering every sentence of ``records`` (optional per-sentence weights)."""
+
+    @abstractmethod
+    def collate(self, items: list[Item]) -> Batch: ...
+
+
+def pad(rows: list[list[int]], value: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """Right-padded ids and the attention mask."""
+    width = max(len(r) for r in rows)
+    ids = torch.full((len(rows), width), value, dtype=torch.long)
+    mask = torch.zeros((len(rows), width), dtype=torch.long)
+    for i, row in enumerate(rows):
+        ids[i, : len(row)] = torch.tensor(row, dtype=torch.long)
+        mask[i, : len(row)] = 1
+    return ids, mask
+
+
+def flat_targets(items: list[Item]) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    labels = torch.tensor([x for item in items for x in item.labels], dtype=torch.long)
+    weights = torch.tensor([x for item in items for x in item.weights], dtype=torch.float32)
+    index = torch.tensor([x for item in items for x in item.index], dtype=torch.long)
+    return labels, weights, index
+
+
+def resolve_device(name: str) -> torch.device:
+    if name == "auto":
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    return torch.device(name)
+
+
+def logits_of(module: torch.nn.Module, batch: Batch) -> torch.Tensor:
+    output = module(**batch.inputs)
+    logits = output.logits if hasattr(output, "logits") else output
+    return logits if batch.select is None else logits[batch.select]
+
+
+def weighted_loss(logits: torch.Tensor, labels: torch.Tensor, weights: torch.Tensor,
+                  class_weights: torch.Tensor) -> torch.Tensor:
+    """Cross-entropy weighted by class and by sample: sum(c_y * s * ce) / sum(c_y).
+
+    With unit sample weights this is torch's class-weighted mean; with unit class weights it is the
+    mean of sample-weighted losses (the PU objective of the paper's code).
+    """
+    per_row = F.cross_entropy(logits, labels, reduction="none")
+    class_w = class_weights[labels]
+    return (per_row * class_w * weights).sum() / class_w.sum().clamp_min(1e-12)
+
+
+def length_batches(items: list[Item], batch_size: int, rng: np.random.Generator | None) -> list[list[int]]:
+    """Index batches of similar length; shuffled buckets when ``rng`` is given, sorted otherwise."""
+    lengths = np.array([len(item.input_ids) for item in items])
+    if rng is None:
+        order = np.argsort(lengths, kind="stable")
+        return [order[i : i + batch_size].tolist() for i in range(0, len(order), batch_size)]
+    order = rng.permutation(len(items))
+    bucket = batch_size * BUCKET_BATCHES
+    batches = []
+    for start in range(0, len(order), bucket):
+        chunk = order[start : start + bucket]
+        chunk = chunk[np.argsort(lengths[chunk], kind="stable")]
+        batches.extend(chunk[i : i + batch_size].tolist() for i in range(0, len(chunk), batch_size))
+    return [batches[i] for i in rng.permutation(len(batches))]
+
+
+def predict_proba(module: torch.nn.Module, adapter: Adapter, items: list[Item], n_rows: int,
+                  batch_size: int, device: torch.device, desc: str = "predict") -> np.ndarray:
+    """P(cite-worthy) for every sentence, in the flattened record order."""
+    scores = np.full(n_rows, np.nan)
+    module.eval()
+    with torch.inference_mode():
+        for idx in tqdm(length_batches(items, batch_size, None), desc=desc, leave=False, unit="batch"):
+            batch = adapter.collate([items[i] for i in idx]).to(device)
+            probs = torch.softmax(logits_of(module, batch).float(), dim=-1)[:, 1]
+            scores[batch.index.numpy()] = probs.cpu().numpy()
+    missing = int(np.isnan(scores).sum())
+    if missing:
+        raise RuntimeError(f"{missing} of {n_rows} sentences got no score (adapter bug)")
+    return scores
+
+
+@dataclass
+class DevSet:
+    items: list[Item]
+    labels: np.ndarray
+
+    def f1(self, module, adapter, batch_size, device) -> float:
+        scores = predict_proba(module, adapter, self.items, len(self.labels), batch_size, device, "dev")
+        return prf(self.labels, (scores >= THRESHOLD).astype(np.int64))["f1"]
+
+
+@dataclass
+class LoopState:
+    step: int = 0  # optimizer steps done
+    epoch: int = 0
+    batch_in_epoch: int = 0  # batches of ``epoch`` already consumed
+    best_f1: float = -1.0
+    best_step: int = 0
+    bad_evals: int = 0
+    stopped: bool = False
+    history: list[dict] = field(default_factory=list)
+
+
+def fit(module: torch.nn.Module, adapter: Adapter, train_items: list[Item], dev: DevSet | None,
+        optim: OptimParams, seed: int, class_weights: np.ndarray, checkpoint_dir: Path | None = None,
+        live_dir: Path | None = None, desc: str = "train") -> list[dict]:
+    """Train ``module`` in place; on return it holds the best-on-dev weights. Returns the eval history."""
+    device = resolve_device(optim.device)
+    module.to(device)
+    torch.manual_seed(seed)
+    optimizer = _optimizer(module, optim)
+    batches_per_epoch = math.ceil(len(train_items) / optim.batch_size)
+    steps_per_epoch = math.ceil(batches_per_epoch / optim.grad_accum)
+    total_steps = steps_per_epoch * optim.epochs
+    if optim.max_steps:
+        total_steps = min(total_steps, optim.max_steps)
+    scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, _linear_warmup(optim.warmup_steps, total_steps))
+    weights = torch.tensor(class_weights, dtype=torch.float32, device=device)
+    fingerprint = _fingerprint(module, optim, seed, len(train_items))
+    checkpoints = Checkpoints(checkpoint_dir, fingerprint) if checkpoint_dir else None
+    state = LoopState()
+    best_state = None
+    if checkpoints:
+        state, best_state = checkpoints.restore(module, optimizer, scheduler, device)
+    with _live(live_dir, resume=state.step > 0) as live:
+        trainer = _Trainer(module, adapter, train_items, dev, optim, seed, optimizer, scheduler, weights,
+                           device, state, best_state, checkpoints, live, total_steps, desc)
+        trainer.run()
+    if trainer.best_state is not None:
+        module.load_state_dict(trainer.best_state)
+    if checkpoints:
+        checkpoints.clear()
+    return state.history
+
+
+@dataclass
+class _Trainer:
+    """The loop's moving parts; ``run`` is the loop itself."""
+
+    module: torch.nn.Module
+    adapter: Adapter
+    items: list[Item]
+    dev: DevSet | None
+    optim: OptimParams
+    seed: int
+    optimizer: torch.optim.Optimizer
+    scheduler: Any
+    class_weights: torch.Tensor
+    device: torch.device
+    state: LoopState
+    best_state: dict | None
+    checkpoints: Checkpoints | None
+    live: Any
+    total_steps: int
+    desc: str
+    loss_sum: float = 0.0
+    loss_batches: int = 0
+
+    def run(self) -> None:
+        state, optim = self.state, self.optim
+        while not state.stopped and state.epoch < optim.epochs and state.step < self.total_steps:
+            rng = np.random.default_rng([self.seed, state.epoch])  # the same order again on resume
+            order = length_batches(self.items, optim.batch_size, rng)
+            bar = tqdm(total=len(order), initial=state.batch_in_epoch, unit="batch",
+                       desc=f"{self.desc} epoch {state.epoch + 1}/{optim.epochs}")
+            self.module.train()
+            for b in range(state.batch_in_epoch, len(order)):
+                self._accumulate(order[b])
+                state.batch_in_epoch = b + 1
+                bar.update(1)
+                last = b + 1 == len(order)
+                if state.batch_in_epoch % optim.grad_accum == 0 or last:
+                    self._optimizer_step()
+                    bar.set_postfix(loss=f"{self.loss_sum / max(self.loss_batches, 1):.4f}", refresh=False)
+                    if self._after_step(epoch_end=last) or state.step >= self.total_steps:
+                        break
+            bar.close()
+            if state.batch_in_epoch >= len(order):
+                state.epoch, state.batch_in_epoch = state.epoch + 1, 0
+        if not state.history or state.history[-1]["step"] != state.step:
+            self._evaluate()  # the last weights are always evaluated (also when max_steps cut the run)
+
+    def _accumulate(self, idx: list[int]) -> None:
+        batch = self.adapter.collate([self.items[i] for i in idx]).to(self.device)
+        loss = weighted_loss(logits_of(self.module, batch), batch.labels, batch.weights, self.class_weights)
+        (loss / self.optim.grad_accum).backward()
+        self.loss_sum += float(loss.detach())
+        self.loss_batches += 1
+
+    def _optimizer_step(self) -> None:
+        if self.optim.max_grad_norm:
+            torch.nn.utils.clip_grad_norm_(self.module.parameters(), self.optim.max_grad_norm)
+        self.optimizer.step()
+        self.scheduler.step()
+        self.optimizer.zero_grad(set_to_none=True)
+        self.state.step += 1
+
+    def _after_step(self, epoch_end: bool) -> bool:
+        """Evaluate / checkpoint when due; True when early stopping ends the run."""
+        optim, step = self.optim, self.state.step
+        due = (optim.eval_every and step % optim.eval_every == 0) or (epoch_end and not optim.eval_every)
+        if due or step >= self.total_steps:
+            self._evaluate()
+        elif self.checkpoints and optim.checkpoint_every and step % optim.checkpoint_every == 0:
+            self.checkpoints.save(self.module, self.optimizer, self.scheduler, self.state, None)
+        return self.state.stopped
+
+    def _evaluate(self) -> None:
+        state = self.state
+        train_loss = self.loss_sum / max(self.loss_batches, 1)
+        self.loss_sum, self.loss_batches = 0.0, 0
+        f1 = None
+        if self.dev:
+            f1 = self.dev.f1(self.module, self.adapter, self.optim.eval_batch_size, self.device)
+        self.module.train()
+        improved = f1 is None or f1 > state.best_f1
+        if improved:
+            state.best_f1, state.best_step, state.bad_evals = (f1 if f1 is not None else -1.0), state.step, 0
+            self.best_state = _cpu_copy(self.module)
+        else:
+            state.bad_evals += 1
+            state.stopped = state.bad_evals >= self.optim.patience
+        entry = {"step": state.step, "epoch": state.epoch, "train_loss": round(train_loss, 6),
+                 "dev_f1": None if f1 is None else round(f1, 6), "lr": self.scheduler.get_last_lr()[0]}
+        state.history.append(entry)
+        log.info("%s step %d: train loss %.4f, dev F1 %s%s", self.desc, state.step, train_loss,
+                 "-" if f1 is None else f"{f1:.4f}", " (stopping early)" if state.stopped else "")
+        self._log_live(entry)
+        if self.checkpoints:
+            self.checkpoints.save(self.module, self.optimizer, self.scheduler, state,
+                                  self.best_state if improved else None)
+
+    def _log_live(self, entry: dict) -> None:
+        if self.live is None:
+            return
+        self.live.step = entry["step"]
+        self.live.log_metric("train/loss", entry["train_loss"])
+        self.live.log_metric("train/lr", entry["lr"])
+        if entry["dev_f1"] is not None:
+            self.live.log_metric("dev/f1", entry["dev_f1"])
+        self.live.next_step()
+
+
+def _optimizer(module: torch.nn.Module, optim: OptimParams) -> torch.optim.Optimizer:
+    """AdamW without weight decay on biases and LayerNorm weights (the usual BERT recipe).
+
+    The fused implementation: on CPU its step is ~6x faster than the default for a 22M-parameter
+    encoder (0.06 s vs 0.36 s measured here), a third of a training step otherwise.
+    """
+    decay, no_decay = [], []
+    for name, param in module.named_parameters():
+        if param.requires_grad:
+            (no_decay if param.ndim < 2 or "LayerNorm" in name or "norm" in name else decay).append(param)
+    groups = [{"params": decay, "weight_decay": optim.weight_decay},
+              {"params": no_decay, "weight_decay": 0.0}]
+    return torch.optim.AdamW(groups, lr=optim.lr, fused=True)
+
+
+def _cpu_copy(module: torch.nn.Module) -> dict[str, torch.Tensor]:
+    return {k: v.detach().to("cpu", copy=True) for k, v in module.state_dict().items()}
+
+
+def _linear_warmup(warmup: int, total: int):
+    def factor(step: int) -> float:
+        if warmup and step < warmup:
+            return (step + 1) / (warmup + 1)
+        return max(0.0, (total - step) / max(1, total - warmup))
+
+    return factor
+
+
+def _fingerprint(module: torch.nn.Module, optim: OptimParams, seed: int, n_items: int) -> str:
+    shapes = [(k, tuple(v.shape)) for k, v in module.state_dict().items()]
+    text = dumps({"shapes": repr(shapes), "optim": repr(optim), "seed": seed, "items": n_items})
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+@contextlib.contextmanager
+def _live(live_dir: Path | None, resume: bool):
+    if live_dir is None:
+        yield None
+        return
+    from dvclive import Live
+
+    # dvcyaml=False: the project's dvc.yaml declares the plots; DVCLive must not rewrite it.
+    live = Live(dir=str(live_dir), resume=resume, save_dvc_exp=False, dvcyaml=False, report=None)
+    try:
+        yield live
+    finally:
+        live.end()
+
+
+class Checkpoints:
+    """``last.pt`` (everything needed to continue) and ``best.pt`` (the best-on-dev weights)."""
+
+    def __init__(self, directory: Path, fingerprint: str):
+        self.directory, self.fingerprint = Path(directory), fingerprint
+
+    def save(self, module, optimizer, scheduler, state: LoopState, best_state: dict | None) -> None:
+        if best_state is not None:
+            with atomic_write(self.directory / "best.pt", "wb") as handle:
+                torch.save(best_state, handle)
+        payload = {"fingerprint": self.fingerprint, "module": module.state_dict(),
+                   "optimizer": optimizer.state_dict(), "scheduler": scheduler.state_dict(),
+                   "state": state.__dict__, "torch_rng": torch.get_rng_state()}
+        with atomic_write(self.directory / "last.pt", "wb") as handle:
+            torch.save(payload, handle)
+
+    def restore(self, module, optimizer, scheduler, device) -> tuple[LoopState, dict | None]:
+        last = self.directory / "last.pt"
+        if not last.exists():
+            return LoopState(), None
+        payload = torch.load(last, map_location=device, weights_only=False)
+        if payload["fingerprint"] != self.fingerprint:
+            log.warning("checkpoint %s is from a different model/params/data; starting afresh", last)
+            return LoopState(), None
+        module.load_state_dict(payload["module"])
+        optimizer.load_state_dict(payload["optimizer"])
+        scheduler.load_state_dict(payload["scheduler"])
+        torch.set_rng_state(payload["torch_rng"])
+        best = self.directory / "best.pt"
+        best_state = torch.load(best, map_location="cpu", weights_only=True) if best.exists() else None
+        state = LoopState(**payload["state"])
+        log.info("resuming from %s at step %d (epoch %d, batch %d)", last, state.step, state.epoch + 1,
+                 state.batch_in_epoch)
+        return state, best_state
+
+    def clear(self) -> None:
+        shutil.rmtree(self.directory, ignore_errors=True)

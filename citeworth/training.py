@@ -1,0 +1,212 @@
+"""The ``train`` stage: every model of ``train.models`` × every seed, evaluated on the test split.
+
+``fit_model`` / ``evaluate`` are the library entry points (the domains stage calls them per
+train-field × test-field cell). The stage writes, per model (so a DVC matrix cell running
+``-S 'models=[name]'`` writes only its own files):
+
+- ``models/<name>/``: the best-on-dev seed's model (``save_pretrained`` + tokenizer for transformer
+  models) with a model card (data version, params, metrics) and ``citeworth_model.json``;
+- ``metrics/models/<name>.json``: test P/R/F1 of the cite-worthy class, mean ± std over seeds,
+  per field, per seed, dev F1, runtime;
+- ``plots/models/<name>/``: ``pr_curve.csv``, ``confusion.csv`` (DVC plots) and the DVCLive logs;
+- ``reports/models/<name>/saliency.md``: InputXGradient for the most / least confident sentences.
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import yaml
+
+from citeworth.errors import StageFailed
+from citeworth.evaluation import THRESHOLD, aggregate_seeds, classification_metrics, mean_std, pr_curve_rows
+from citeworth.io import read_jsonl, write_json, write_text
+from citeworth.models import data
+from citeworth.models.base import TrainedModel, kind_module
+from citeworth.models.spec import ModelSpec
+from citeworth.params import ParamsError, build, to_dict
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class TrainParams:
+    models: list[str]  # catalog entries to train, in order (a DVC matrix cell passes one)
+    catalog: dict[str, dict]  # name -> ModelSpec mapping (kind, encoder, optim, ...)
+    seeds: list[int] = field(default_factory=lambda: [1])
+    data_dir: Path = Path("data/citeworth")
+    models_dir: Path = Path("models")
+    metrics_dir: Path = Path("metrics/models")
+    plots_dir: Path = Path("plots/models")
+    reports_dir: Path = Path("reports/models")
+    checkpoints_dir: Path = Path("checkpoints")  # resumable state of unfinished fits (outside DVC outs)
+    saliency_examples: int = 5  # most and least confident test sentences explained; 0 = none
+    threads: int | None = None  # torch CPU threads; null = torch's default
+
+
+def model_spec(name: str, mapping: dict) -> ModelSpec:
+    """The ``ModelSpec`` of catalog entry ``name``."""
+    return build(ModelSpec, {**mapping, "name": name}, where=f"train.catalog.{name}")
+
+
+def fit_model(model: ModelSpec, train: list[dict], dev: list[dict], seed: int, out_dir: Path | None,
+              live_dir: Path | None = None) -> TrainedModel:
+    """Train one model on dataset records; early stopping on ``dev``.
+
+    ``out_dir`` holds the fit's resumable checkpoints (removed when it completes; a rerun after a
+    crash resumes there); ``live_dir`` receives the DVCLive log. Save the result with
+    ``TrainedModel.save``.
+    """
+    random.seed(seed)
+    np.random.seed(seed)
+    return kind_module(model.kind).fit(model, train, dev, seed, out_dir, live_dir)
+
+
+def evaluate(trained: TrainedModel, records: list[dict]) -> dict:
+    """P/R/F1 of the cite-worthy class, per field, confusion counts and average precision."""
+    return metrics_for(records, trained.predict_proba(records))
+
+
+def metrics_for(records: list[dict], scores: np.ndarray) -> dict:
+    return classification_metrics(data.labels(records), scores, data.fields(records))
+
+
+def load_splits(data_dir: Path) -> dict[str, list[dict]]:
+    missing = [s for s in data.SPLITS if not (Path(data_dir) / f"{s}.jsonl").exists()]
+    if missing:
+        raise StageFailed(f"{data_dir} lacks {', '.join(f'{s}.jsonl' for s in missing)}: run assemble first")
+    splits = {s: list(read_jsonl(Path(data_dir) / f"{s}.jsonl")) for s in data.SPLITS}
+    for split, records in splits.items():
+        if not data.sentences(records):
+            raise StageFailed(f"{data_dir}/{split}.jsonl has no sentences")
+    return splits
+
+
+def train(params: TrainParams) -> dict:
+    """Train and evaluate ``params.models`` × ``params.seeds``; write each model's outputs."""
+    if params.threads:
+        import torch
+
+        torch.set_num_threads(params.threads)
+    unknown = [m for m in params.models if m not in params.catalog]
+    if unknown:
+        raise ParamsError(f"train.models names {unknown} not in train.catalog ({sorted(params.catalog)})")
+    specs = [model_spec(name, params.catalog[name] or {}) for name in params.models]
+    splits = load_splits(params.data_dir)
+    version = data.dataset_version(Path(params.data_dir) / f"{s}.jsonl" for s in data.SPLITS)
+    log.info("dataset %s (version %s): %s sentences", params.data_dir, version[:12],
+             {s: len(data.sentences(r)) for s, r in splits.items()})
+    return {spec.name: _train_model(spec, splits, params, version) for spec in specs}
+
+
+def _train_model(spec: ModelSpec, splits: dict, params: TrainParams, version: str) -> dict:
+    runs, best = [], None
+    for seed in params.seeds:
+        run, trained, test_scores = _run_seed(spec, splits, params, seed)
+        runs.append(run)
+        if best is None or run["dev"]["f1"] > best[0]["dev"]["f1"]:
+            best = (run, trained, test_scores)
+        else:
+            del trained
+    best_run, trained, test_scores = best
+    metrics = _model_metrics(spec, runs, best_run, trained, version)
+    _write_plots(spec, splits["test"], test_scores, params)
+    saliency = _write_saliency(spec, trained, splits["test"], test_scores, params)
+    card = model_card(spec, metrics, version, params)
+    trained.save(params.models_dir / spec.name, extra={"data_version": version, "metrics": metrics["test"]},
+                 card=card)
+    metrics["saliency_report"] = saliency
+    write_json(params.metrics_dir / f"{spec.name}.json", metrics)
+    test = metrics["test"]
+    log.info("%s: test P %.4f R %.4f F1 %.4f ± %.4f over %d seed(s)", spec.name, test["precision"]["mean"],
+             test["recall"]["mean"], test["f1"]["mean"], test["f1"]["std"], len(runs))
+    return {"f1": round(test["f1"]["mean"], 4), "f1_std": round(test["f1"]["std"], 4), "seeds": len(runs)}
+
+
+def _run_seed(spec: ModelSpec, splits: dict, params: TrainParams, seed: int):
+    log.info("training %s (%s), seed %d", spec.name, spec.kind, seed)
+    start = time.perf_counter()
+    trained = fit_model(spec, splits["train"], splits["dev"], seed,
+                        out_dir=params.checkpoints_dir / spec.name / f"seed{seed}",
+                        live_dir=params.plots_dir / spec.name / "dvclive" / f"seed{seed}")
+    train_seconds = time.perf_counter() - start
+    dev = evaluate(trained, splits["dev"])
+    test_scores = trained.predict_proba(splits["test"])
+    test = metrics_for(splits["test"], test_scores)
+    run = {"seed": seed, "test": test, "dev": dev, "train_seconds": round(train_seconds, 2),
+           "history": trained.history, "stats": trained.stats}
+    return run, trained, test_scores
+
+
+def _model_metrics(spec: ModelSpec, runs: list[dict], best_run: dict, trained: TrainedModel,
+                   version: str) -> dict:
+    fields = sorted(best_run["test"]["per_field"])
+    per_field = {f: aggregate_seeds([r["test"]["per_field"][f] for r in runs]) for f in fields}
+    return {
+        "model": spec.name, "label": spec.label or spec.name, "kind": spec.kind,
+        "encoder": spec.encoder if spec.kind in ("sentence", "context") else None,
+        "data_version": version, "n_parameters": trained.n_parameters, "saved_seed": best_run["seed"],
+        "test": aggregate_seeds([r["test"] for r in runs]),
+        "dev": aggregate_seeds([r["dev"] for r in runs]),
+        "runtime_seconds": mean_std([r["train_seconds"] for r in runs]),
+        "per_field": per_field,
+        "per_seed": runs,
+    }
+
+
+def _write_plots(spec: ModelSpec, test: list[dict], scores: np.ndarray, params: TrainParams) -> None:
+    """The saved model's test PR curve and per-sentence (actual, predicted) for DVC's confusion plot."""
+    out = params.plots_dir / spec.name
+    y = data.labels(test)
+    rows = pr_curve_rows(y, scores)
+    write_text(out / "pr_curve.csv", _csv(["threshold", "precision", "recall"], rows))
+    names = {1: data.POSITIVE, 0: data.NEGATIVE}
+    pairs = [{"actual": names[int(a)], "predicted": names[int(p >= THRESHOLD)]}
+             for a, p in zip(y, scores, strict=True)]
+    write_text(out / "confusion.csv", _csv(["actual", "predicted"], pairs))
+
+
+def _csv(columns: list[str], rows: list[dict]) -> str:
+    return "\n".join([",".join(columns)] + [",".join(str(r[c]) for c in columns) for r in rows]) + "\n"
+
+
+def _write_saliency(spec, trained, test, scores, params) -> str | None:
+    from citeworth.models import saliency
+
+    if not params.saliency_examples or not saliency.supports_saliency(trained):
+        return None
+    picks = saliency.pick_examples(scores, params.saliency_examples)
+    groups = {group: [saliency.explain(trained, test, i) for i in idx] for group, idx in picks.items()}
+    path = params.reports_dir / spec.name / "saliency.md"
+    write_text(path, saliency.render_markdown(spec.label or spec.name, groups))
+    return str(path)
+
+
+def model_card(spec: ModelSpec, metrics: dict, version: str, params: TrainParams) -> str:
+    """A Hugging Face style model card: what the model is, its data version, params and metrics."""
+    test = metrics["test"]
+    header = {"library_name": "transformers" if spec.kind != "tfidf_lr" else "sklearn",
+              "tags": ["cite-worthiness", "citeworth", spec.kind],
+              "metrics": ["precision", "recall", "f1"]}
+    p, r, f = ("{mean:.4f} ± {std:.4f}".format(**test[k]) for k in ("precision", "recall", "f1"))
+    lines = [
+        "---", yaml.safe_dump(header, sort_keys=True).strip(), "---", "",
+        f"# {spec.label or spec.name}: cite-worthiness detection", "",
+        "Scores each sentence of a scientific paragraph: does it need a citation? Labels: "
+        f"`{data.POSITIVE}` (cite-worthy, class 1) and `{data.NEGATIVE}` (class 0), as in CiteWorth "
+        "(Wright & Augenstein, 2021). Use `citeworth predict --model <this directory>`.", "",
+        "## Data", "", f"- dataset: `{params.data_dir}` (train / dev / test JSONL)",
+        f"- data version (sha256 of the split files): `{version}`", "",
+        "## Metrics (test split, cite-worthy class)", "",
+        "| seeds | precision | recall | F1 |", "|---|---|---|---|",
+        f"| {test['f1']['n']} | {p} | {r} | {f} |", "",
+        f"Saved weights: seed {metrics['saved_seed']} (best dev F1). "
+        f"Parameters: {metrics['n_parameters']:,}.", "",
+        "## Params", "", "```yaml", yaml.safe_dump(to_dict(spec), sort_keys=True).strip(), "```", "",
+    ]
+    return "\n".join(lines)
