@@ -17,9 +17,10 @@ from dataclasses import dataclass
 
 from citeworth.papers import CitationSpan
 
-# The paper's numeric regex, as a single-level pattern: a digit, any of [whitespace , - . / 0-9 : ;],
-# ending in a digit, optional whitespace, "]".
-NUMERIC = re.compile(r"\[[0-9](?:[\s,-;]*[0-9])?\s*\]")
+# The paper's numeric regex without nested quantifiers. Its language: "[", a digit, then characters
+# of the range [,-;] (which holds the digits) and whitespace runs that touch a digit on at least one
+# side, the last non-space a digit, "]". Possessive/atomic parts make every attempt linear.
+NUMERIC = re.compile(r"\[[0-9](?:[,-;]|(?<=[0-9])\s++(?!\])|\s++(?=[0-9]))*+(?<=[0-9])\s*+\]")
 YEAR = re.compile(r"\(?[12][0-9]{3}[a-z]?\s*\)")
 ET_AL = re.compile(r"\bet ?al\b\.?")
 CITE_PLACEHOLDER = re.compile(r"\{\{cite:[^{}]*\}\}")
@@ -36,7 +37,6 @@ _WORD = re.compile(r"\w")
 # Punctuation that attaches to the preceding word once a citation before it is removed.
 _ATTACHING = frozenset(string.punctuation) - frozenset("([{")
 _CLOSER = {"(": ")", "[": "]"}
-_OPENER = {v: k for k, v in _CLOSER.items()}
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,14 +90,21 @@ def balanced(text: str, cite: Citation) -> Citation:
     for opener, closer in _CLOSER.items():
         excess = cite.text.count(opener) - cite.text.count(closer)
         if excess > 0:
-            after = re.match(rf"\s*\{closer}", text[end:])
-            end += after.end() if after else 0
+            after = _skip_space(text, end, +1)
+            end = after + 1 if after < len(text) and text[after] == closer else end
         elif excess < 0:
-            before = re.search(rf"\{_OPENER[closer]}\s*$", text[:start])
-            start = before.start() if before else start
+            before = _skip_space(text, start - 1, -1)
+            start = before if before >= 0 and text[before] == opener else start
     if (start, end) == (cite.start, cite.end):
         return cite
     return Citation(start, end, text[start:end], cite.ref_ids)
+
+
+def _skip_space(text: str, i: int, step: int) -> int:
+    """The first index from ``i`` in direction ``step`` that is not whitespace (may leave the text)."""
+    while 0 <= i < len(text) and text[i].isspace():
+        i += step
+    return i
 
 
 def citation_format(text: str) -> str | None:

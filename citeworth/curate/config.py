@@ -7,6 +7,7 @@ code's value as the default, so a rule can be switched or tuned without touching
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 MODES = ("citeworth", "spans-only")
@@ -91,6 +92,10 @@ class CurationConfig:
             _check_choice("required_facts/unknown_facts_pass entry", fact, PAPER_FACTS)
         for fmt in self.citation_formats or ():
             _check_choice("citation_formats entry", fmt, CITATION_FORMATS)
+        try:
+            re.compile(self.merge_gap)
+        except re.error as exc:
+            raise ValueError(f"curate.rules.merge_gap {self.merge_gap!r} is not a regex: {exc}") from exc
         if self.batch_size < 1:
             raise ValueError(f"curate.rules.batch_size must be >= 1, got {self.batch_size}")
 

@@ -8,6 +8,7 @@ punctuation turned into spaces, whitespace collapsed.
 from __future__ import annotations
 
 import fnmatch
+import functools
 import re
 from collections.abc import Iterable
 from importlib import resources
@@ -18,6 +19,7 @@ _NUMBERING = re.compile(r"^\(?(?:\d+(?:\.\d+)*|[ivxlcdm]+|[a-z])[.):]*(?:\s+|$)"
 _NON_WORD = re.compile(r"[^\w]+")
 
 
+@functools.lru_cache(maxsize=1 << 16)  # titles repeat across a paper's paragraphs and across papers
 def normalize_title(title: str | None) -> str:
     """Compare-ready form of a section title, e.g. ``"II. RELATED  WORK:"`` -> ``"related work"``."""
     text = (title or "").strip().lower().replace("&", " and ")

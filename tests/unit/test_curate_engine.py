@@ -260,3 +260,5 @@ def test_bad_rules_fail_clearly():
         CurationConfig(mode="spans")
     with pytest.raises(ValueError, match="citation_formats entry"):
         CurationConfig(citation_formats=["superscript"])
+    with pytest.raises(ValueError, match="merge_gap.*not a regex"):
+        CurationConfig(merge_gap="[,;")
