@@ -1,0 +1,164 @@
+"""``citeworth predict``: which sentences of a text need a citation?
+
+Input: ``--text``, text files (paragraphs separated by blank lines; ``-`` reads stdin) or JSONL
+(dataset records with ``samples``, or objects with a ``text`` paragraph). Text is split into
+sentences with the curation's splitter (scispacy tokenizer + pysbd), so sentences are cut exactly
+as in the dataset. Output: one JSON line per sentence with its P(cite-worthy).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import re
+import sys
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+
+from tqdm.auto import tqdm
+
+from citeworth.evaluation import THRESHOLD
+from citeworth.io import atomic_write, dumps
+from citeworth.models.data import NEGATIVE
+
+log = logging.getLogger(__name__)
+DEFAULT_MODEL = Path("models/context")
+CHUNK = 256  # paragraphs scored together: batches stay full, memory stays flat on big inputs
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="citeworth predict",
+        description="Score every sentence for cite-worthiness (does it need a citation?) with a trained "
+        "model; the context model (default) reads each paragraph as a whole. Writes one JSON line per "
+        "sentence: paragraph, sentence, text, score = P(cite-worthy), cite_worthy = score >= threshold.",
+        epilog="examples:  citeworth predict --text 'Deep nets excel at vision. We use one here.'\n"
+        "           citeworth predict draft.txt --out scores.jsonl\n"
+        "           citeworth predict data/citeworth/test.jsonl --model models/sentence",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("inputs", nargs="*", type=Path, metavar="FILE",
+                        help="text files (blank lines separate paragraphs), JSONL files (*.jsonl), "
+                        "or - for stdin")
+    parser.add_argument("--text", action="append", default=[], help="a paragraph to score (repeatable)")
+    parser.add_argument("--model", type=Path, default=DEFAULT_MODEL,
+                        help="a model directory written by the train stage (default: %(default)s)")
+    parser.add_argument("--out", type=Path, help="write JSONL here (atomically) instead of stdout")
+    parser.add_argument("--batch-size", type=int, help="inputs per forward pass (default: the model's)")
+    parser.add_argument("--threshold", type=float, default=THRESHOLD,
+                        help="score at or above which a sentence is cite-worthy (default: %(default)s)")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
+    if not args.inputs and not args.text:
+        _parser().error("give --text or at least one FILE (- for stdin)")
+    try:
+        model = _load_model(args.model, args.batch_size)
+        paragraphs = iter_paragraphs(args.text, args.inputs)
+        if args.out:
+            with atomic_write(args.out) as handle:
+                count = write_scores(model, paragraphs, handle, args.threshold)
+        else:
+            count = write_scores(model, paragraphs, sys.stdout, args.threshold)
+    except (FileNotFoundError, ValueError) as exc:
+        print(f"citeworth predict: {exc}", file=sys.stderr)
+        return 1
+    log.info("scored %d sentences with %s", count, args.model)
+    return 0
+
+
+def _load_model(directory: Path, batch_size: int | None):
+    from citeworth.models.base import load_trained
+
+    if not directory.exists():
+        raise FileNotFoundError(f"no trained model at {directory}: run `citeworth run train` "
+                                f"(or -S 'models=[{directory.name}]') first, or pass --model")
+    model = load_trained(directory)
+    if batch_size and model.spec.optim is not None:
+        model.spec.optim.eval_batch_size = batch_size
+    return model
+
+
+def iter_paragraphs(texts: list[str], paths: list[Path]) -> Iterator[dict]:
+    """Records of the dataset shape (``samples`` of ``text``) from every input, in order."""
+    yield from _split(texts, "--text")
+    for path in paths:
+        if path.suffix == ".jsonl":
+            yield from _from_jsonl(path)
+        else:
+            content = sys.stdin.read() if str(path) == "-" else path.read_text(encoding="utf-8")
+            yield from _split((p for p in re.split(r"\n\s*\n", content) if p.strip()), str(path))
+
+
+def _from_jsonl(path: Path) -> Iterator[dict]:
+    raw: list[str] = []
+    with open(path, encoding="utf-8") as handle:
+        for number, line in enumerate(handle, 1):
+            if not line.strip():
+                continue
+            record = json.loads(line)
+            if "samples" in record:
+                yield record
+            elif isinstance(record.get("text"), str):
+                raw.append(record["text"])
+            else:
+                raise ValueError(f"{path}:{number}: a record needs 'samples' (dataset shape) "
+                                 "or a 'text' string")
+    yield from _split(raw, str(path))
+
+
+def _split(paragraphs: Iterable[str], source: str) -> Iterator[dict]:
+    paragraphs = list(paragraphs)
+    if not paragraphs:
+        return
+    from citeworth.curate.sentences import SentenceSplitter
+
+    splitter = SentenceSplitter()
+    for text, bounds in zip(paragraphs, splitter.split(paragraphs), strict=True):
+        samples = [{"text": text[a:b]} for a, b in bounds]
+        if samples:
+            yield {"source": source, "original_text": text, "samples": samples}
+
+
+def write_scores(model, paragraphs: Iterable[dict], handle, threshold: float) -> int:
+    """Score paragraphs in chunks and write one JSON line per sentence; returns the sentence count."""
+    count, index = 0, 0
+    bar = tqdm(unit="paragraph", desc="predict")
+    for chunk in _chunks(paragraphs, CHUNK):
+        scores = model.predict_proba([_labelled(record) for record in chunk])
+        position = 0
+        for record in chunk:
+            for j, sample in enumerate(record["samples"]):
+                score = float(scores[position])
+                position += 1
+                line = {"paragraph": index, "sentence": j, "text": sample["text"], "score": round(score, 6),
+                        "cite_worthy": score >= threshold}
+                if "label" in sample:  # dataset records: keep the gold label beside the prediction
+                    line["label"] = sample["label"]
+                handle.write(dumps(line) + "\n")
+            index += 1
+        count += position
+        bar.update(len(chunk))
+    bar.close()
+    return count
+
+
+def _labelled(record: dict) -> dict:
+    """The record with a placeholder label where a sample has none (models read labels, unused here)."""
+    samples = [{"label": NEGATIVE, **sample} for sample in record["samples"]]
+    return {**record, "samples": samples}
+
+
+def _chunks(items: Iterable[dict], size: int) -> Iterator[list[dict]]:
+    chunk: list[dict] = []
+    for item in items:
+        chunk.append(item)
+        if len(chunk) == size:
+            yield chunk
+            chunk = []
+    if chunk:
+        yield chunk

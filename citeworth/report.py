@@ -1,0 +1,101 @@
+"""The ``report`` stage: every ``metrics/models/<name>.json`` into ``metrics/models.json`` and Table 4.
+
+Table 4 lists P / R / F1 of the cite-worthy class (×100, mean ± std over seeds, as the paper) and
+the training runtime, with the paper's F1 beside each row that has a counterpart. Reports of later
+stages (domains, transfer) are linked when they exist.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from citeworth.errors import StageFailed
+from citeworth.io import write_json, write_text
+
+# The paper's Table 4 test F1 (SciBERT/Longformer rows: the same recipe on the bigger encoders).
+PAPER_F1 = {
+    "tfidf_lr": 54.28, "crnn": 56.41, "transformer": 57.39, "sentence_noweight": 57.91,
+    "sentence": 62.06, "pu": 61.73, "solo": 62.14, "context": 67.45,
+}
+
+
+@dataclass
+class ReportParams:
+    metrics_dir: Path = Path("metrics/models")
+    metrics_path: Path = Path("metrics/models.json")
+    table_path: Path = Path("reports/table4.md")
+    order: list[str] = field(default_factory=lambda: list(PAPER_F1))  # row order; others follow by name
+    paper_f1: dict[str, float] = field(default_factory=lambda: dict(PAPER_F1))  # model name -> paper F1
+    related: list[Path] = field(  # linked from the table when present
+        default_factory=lambda: [Path("reports/domains.md"), Path("reports/transfer.md")])
+
+
+def load_model_metrics(metrics_dir: Path) -> dict[str, dict]:
+    files = sorted(Path(metrics_dir).glob("*.json"))
+    if not files:
+        raise StageFailed(f"no model metrics in {metrics_dir}/*.json: run the train stage first")
+    return {path.stem: json.loads(path.read_text()) for path in files}
+
+
+def summary_row(metrics: dict) -> dict:
+    """One model's line of ``metrics/models.json``: test P/R/F1 mean and std, runtime."""
+    test = metrics["test"]
+    row = {"label": metrics["label"], "kind": metrics["kind"], "seeds": test["f1"]["n"]}
+    for key in ("precision", "recall", "f1"):
+        row[key], row[f"{key}_std"] = round(test[key]["mean"], 4), round(test[key]["std"], 4)
+    row["runtime_seconds"] = round(metrics["runtime_seconds"]["mean"], 1)
+    return row
+
+
+def ordered(names: list[str], order: list[str]) -> list[str]:
+    return [n for n in order if n in names] + sorted(n for n in names if n not in order)
+
+
+def table4(all_metrics: dict[str, dict], params: ReportParams) -> str:
+    base = params.table_path.parent
+    lines = ["# Table 4: cite-worthiness detection on the CiteWorth test split", "",
+             "Precision, recall and F1 of the cite-worthy class (×100), mean ± std over seeds; runtime is "
+             "the mean training time per seed. *Paper F1*: the paper's Table 4 for the same recipe "
+             "(its encoders: SciBERT / Longformer, the full dataset, 5 seeds).", "",
+             "| Method | Encoder | Seeds | P | R | F1 | Runtime | Paper F1 |",
+             "|---|---|---|---|---|---|---|---|"]
+    for name in ordered(list(all_metrics), params.order):
+        m, test = all_metrics[name], all_metrics[name]["test"]
+        p, r, f = (f"{100 * test[k]['mean']:.2f} ± {100 * test[k]['std']:.2f}"
+                   for k in ("precision", "recall", "f1"))
+        paper = f"{params.paper_f1[name]:.2f}" if name in params.paper_f1 else "–"
+        lines.append(f"| {m['label']} | {m.get('encoder') or '–'} | {test['f1']['n']} | {p} | {r} | {f} | "
+                     f"{_duration(m['runtime_seconds']['mean'])} | {paper} |")
+    details = (f"[{n}]({_link(params.metrics_dir / f'{n}.json', base)})" for n in sorted(all_metrics))
+    lines += ["", "Per-model details (per field, per seed, dev F1, training history): " + ", ".join(details)]
+    saliency = {n: m["saliency_report"] for n, m in sorted(all_metrics.items()) if m.get("saliency_report")}
+    if saliency:
+        lines += ["", "Saliency (InputXGradient) of the most / least confident test sentences: "
+                  + ", ".join(f"[{n}]({_link(Path(p), base)})" for n, p in saliency.items())]
+    present = [p for p in params.related if p.exists()]
+    if present:
+        lines += ["", "Related reports: " + ", ".join(f"[{p.stem}]({_link(p, base)})" for p in present)]
+    return "\n".join(lines) + "\n"
+
+
+def _duration(seconds: float) -> str:
+    minutes, secs = divmod(int(round(seconds)), 60)
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours:02d}h{minutes:02d}m{secs:02d}s"
+
+
+def _link(target: Path, base: Path) -> str:
+    return Path(os.path.relpath(target, base)).as_posix()
+
+
+def report(params: ReportParams) -> dict:
+    """Aggregate the per-model metrics into ``metrics/models.json`` and the Markdown Table 4."""
+    all_metrics = load_model_metrics(params.metrics_dir)
+    summary = {name: summary_row(m) for name, m in all_metrics.items()}
+    write_json(params.metrics_path, summary)
+    write_text(params.table_path, table4(all_metrics, params))
+    return {"models": len(summary), "table": str(params.table_path),
+            "f1": {name: row["f1"] for name, row in sorted(summary.items())}}
