@@ -1,0 +1,96 @@
+"""Project workspaces for the orchestration tests (imported by test_dvc_* and test_airflow_*).
+
+A workspace is what a user gets from ``git clone``: the project's source files (tracked, or new and
+not ignored) in a fresh git repository, with no pipeline outputs. ``reproduced_workspace`` builds
+one with ``dvc repro`` once per test session and hands out copies, so several test modules compare
+against the same independent DVC build without paying for it twice.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+# Folders that only pipeline runs fill: a fresh clone has none of them.
+OUTPUT_DIRS = ("raw", "interim", "interim_baseline", "data", "models", "metrics", "plots", "reports",
+               "checkpoints", "dvclive")
+DATASET_TARGET = "validate"  # the last dataset stage: `dvc repro validate` builds the whole dataset part
+
+
+def tool_env(**extra: str) -> dict[str, str]:
+    """The environment of a user who activated the project's venv (citeworth, dvc, airflow on PATH)."""
+    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}",
+           "GIT_AUTHOR_NAME": "citeworth-test", "GIT_AUTHOR_EMAIL": "test@localhost",
+           "GIT_COMMITTER_NAME": "citeworth-test", "GIT_COMMITTER_EMAIL": "test@localhost"}
+    env.pop("CITEWORTH_PROJECT_DIR", None)
+    return {**env, **extra}
+
+
+def run(command: list[str], cwd: Path, timeout: float = 600, env: dict | None = None,
+        check: bool = True) -> subprocess.CompletedProcess:
+    done = subprocess.run(command, cwd=cwd, env=env or tool_env(), capture_output=True, text=True,
+                          timeout=timeout)
+    if check and done.returncode != 0:
+        pytest.fail(f"{' '.join(command)} exited {done.returncode} in {cwd}:\n"
+                    f"{done.stdout[-2000:]}\n{done.stderr[-4000:]}")
+    return done
+
+
+def dvc(workspace: Path, *args: str, **kwargs) -> subprocess.CompletedProcess:
+    return run([sys.executable, "-m", "dvc", *args], workspace, **kwargs)
+
+
+def git(workspace: Path, *args: str) -> str:
+    return run(["git", *args], workspace).stdout.strip()
+
+
+def fresh_workspace(dest: Path) -> Path:
+    """Copy the project's source files (no outputs, no caches) into ``dest`` as a new git repo."""
+    listed = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+                            cwd=ROOT, capture_output=True, text=True, check=True).stdout.split("\0")
+    for name in filter(None, listed):
+        source = ROOT / name
+        if name.split("/")[0] in OUTPUT_DIRS or not source.is_file():
+            continue
+        (dest / name).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(source, dest / name)
+    git(dest, "init", "--quiet")
+    git(dest, "add", "--all")
+    git(dest, "commit", "--quiet", "-m", "fresh clone")
+    return dest
+
+
+def reproduced_workspace(tmp_path_factory, dest: Path) -> tuple[Path, float]:
+    """A copy (at ``dest``) of a workspace where ``dvc repro validate`` ran; the build's wall time.
+
+    The first caller in a session builds it; later callers copy the built one (``cp -a`` keeps
+    the mtimes DVC's state cache relies on).
+    """
+    built = tmp_path_factory.getbasetemp() / "dvc-reproduced"
+    stamp = built / ".repro-seconds"
+    if not stamp.exists():
+        shutil.rmtree(built, ignore_errors=True)
+        built.mkdir()
+        fresh_workspace(built)
+        start = time.perf_counter()
+        dvc(built, "repro", DATASET_TARGET, timeout=900)
+        stamp.write_text(f"{time.perf_counter() - start:.1f}")
+        (built / ".git" / "info" / "exclude").write_text(".repro-seconds\n")
+    subprocess.run(["cp", "-a", f"{built}/.", str(dest)], check=True)
+    return dest, float(stamp.read_text())
+
+
+def locked_hashes(workspace: Path, stages: list[str]) -> dict[str, list[tuple[str, str]]]:
+    """(path, md5) of each stage's recorded outputs in dvc.lock."""
+    import yaml
+
+    locked = yaml.safe_load((workspace / "dvc.lock").read_text())["stages"]
+    return {stage: sorted((out["path"], out["md5"]) for out in locked[stage].get("outs", []))
+            for stage in stages}
