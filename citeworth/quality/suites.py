@@ -61,6 +61,8 @@ def sentence_expectations(params: ValidateParams) -> list[gxe.Expectation]:
         expect(gxe.ExpectColumnPairValuesToBeEqual, "label_matches_citations", CRITICAL,
                "a sentence is cite-worthy exactly when citation text was removed from it",
                column_A="cite_worthy", column_B="has_citation_text"),
+        expect(gxe.ExpectColumnValuesToNotBeNull, "field_present", CRITICAL,
+               "every paragraph has a field of study", column="field"),
         expect(gxe.ExpectColumnValuesToBeInSet, "field_valid", CRITICAL,
                "the paragraph has exactly one of the 10 CiteWorth fields",
                column="field", value_set=list(CITEWORTH_FIELDS)),

@@ -87,7 +87,7 @@ def raw_tables(items: Iterable[tuple[str, Paper | BadRecord]]) -> dict[str, Tabl
     for reader, item in items:
         if isinstance(item, BadRecord):
             _append(records, {"reader": reader, "shard": item.shard, "paper_id": None},
-                    bad_reason=item.reason, paragraphs=0, fields_of_study=0)
+                    bad_reason=item.reason, paragraphs=None, fields_of_study=None)
             continue
         ids = {"shard": item.shard, "paper_id": item.paper_id}
         _append(records, {"reader": reader, **ids}, bad_reason=None,
@@ -107,7 +107,7 @@ def _records(data_dir: Path) -> Iterator[tuple[str, dict]]:
     for split in SPLITS:
         path = Path(data_dir) / f"{split}.jsonl"
         with open(path, encoding="utf-8") as handle:
-            for number, line in enumerate(tqdm(handle, desc=f"read {path}", unit="par", leave=False), 1):
+            for number, line in enumerate(tqdm(handle, desc=f"read {path}", unit=" paragraphs"), 1):
                 if not line.strip():
                     continue
                 try:
