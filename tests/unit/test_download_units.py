@@ -50,12 +50,17 @@ def test_content_range_parsing():
 
 def test_demo_registry_is_the_documented_demo_set():
     files = demo_registry()
-    prefixes = ("github/IllDepence/unarXive/doc/", "github/allenai/s2orc-doc2json/tests/s2orc/",
-                "github/allenai/s2orc/data/metadata/", "github/allenai/scibert/data/")
-    assert len(files) == 32
-    assert all(f.path.startswith(prefixes) for f in files)
+    count = {prefix: sum(f.path.startswith(prefix) for f in files) for prefix in (
+        "github/IllDepence/unarXive/doc/",  # the sample archive + data_format.md
+        "github/allenai/s2orc-doc2json/tests/s2orc/",  # the mirror holds 8 (3 + 3 + 2 releases)
+        "github/allenai/s2orc/data/metadata/",
+        "github/allenai/scibert/data/",  # train/dev/test of 4 classification + 3 NER tasks
+        "github/titipata/pubmed_parser/data/",  # PMC JATS
+        "github/kermitt2/grobid_client_python/",  # GROBID TEI
+    )}
+    assert list(count.values()) == [2, 8, 1, 21, 8, 2]
+    assert sum(count.values()) == len(files)
     assert all(len(f.sha256) == 64 and f.size > 0 and f.url == f.origin for f in files)
-    assert sum("/tests/s2orc/" in f.path for f in files) == 8  # the mirror holds 8 (3 + 3 + 2 releases)
     assert len({f.path for f in files}) == len(files)
 
 
