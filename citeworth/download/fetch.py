@@ -117,7 +117,7 @@ class Fetcher:
             raise
         except TRANSFER_ERRORS as exc:
             raise DownloadError(f"could not fetch {file.origin}: {redact(exc)}") from None
-        log.info("fetched %s (%d bytes)", file.origin, digests.size)
+        log.debug("fetched %s (%d bytes)", file.origin, digests.size)
         return self._entry(file, digests), True
 
     def _verified_existing(self, file: RemoteFile, dest: Path) -> Entry | None:
