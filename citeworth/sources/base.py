@@ -14,7 +14,7 @@ FATAL_REASONS = frozenset({"truncated_gzip", "corrupt_gzip"})
 class Shard:
     """One unit of parallel work: the files one reader reads together."""
 
-    reader: str  # "unarxive" | "s2orc_json" | "s2orc_legacy" | "s2_api"
+    reader: str  # "unarxive" | "s2orc_json" | "s2orc_legacy" | "s2_api" | "jats" | "tei"
     name: str  # stable, unique per reader, filesystem-safe (used for output file names)
     paths: tuple[str, ...]
     release: str  # source release (e.g. "20200705", "2023-sample", an S2 release id)
