@@ -36,6 +36,7 @@ _CAPITAL = re.compile(r"[A-Z]")
 _WORD = re.compile(r"\w")
 # Punctuation that attaches to the preceding word once a citation before it is removed.
 _ATTACHING = frozenset(string.punctuation) - frozenset("([{")
+_FINAL = frozenset(".!?")
 _CLOSER = {"(": ")", "[": "]"}
 
 
@@ -161,6 +162,8 @@ def remove_citations(text: str, start: int, end: int, cites: Sequence[Citation])
         following = text[cite.end:cites[i + 1].start if i + 1 < len(cites) else end].lstrip()
         if following[:1] in _ATTACHING:
             out = out.rstrip()
+            if following[:1] in _FINAL and out[-1:] in _FINAL:  # "work. [3]." -> "work."
+                following = following[1:]
         out += following
     return out.strip()
 
@@ -171,8 +174,14 @@ def normalize_space(text: str) -> str:
 
 
 def strip_hanging_punctuation(sentence: str, chars: str, min_chars: int) -> str:
-    """Drop characters in ``chars`` just before the final mark, e.g. "shown ,." -> "shown."
-    (the public code's loop, stopping at ``min_chars``)."""
-    while len(sentence) > max(min_chars, 1) and sentence[-2] in chars:
-        sentence = sentence[:-2] + sentence[-1]
+    """Drop characters in ``chars`` just before the final mark, e.g. "shown ,." -> "shown." (the
+    public code's loop, stopping at ``min_chars``), and just inside a closing bracket before it,
+    e.g. "Telescope (DKIST, )." -> "Telescope (DKIST)." where a citation was removed."""
+    while len(sentence) > max(min_chars, 2):
+        if sentence[-2] in chars:
+            sentence = sentence[:-2] + sentence[-1]
+        elif sentence[-2] in ")]" and sentence[-3] in chars:
+            sentence = sentence[:-3] + sentence[-2:]
+        else:
+            break
     return sentence

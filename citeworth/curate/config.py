@@ -71,6 +71,9 @@ class CurationConfig:
     require_citation_at_end: bool = True  # only punctuation/whitespace may follow a citation
 
     # --- Sentence checks (after splitting) ---------------------------------------------------
+    # A split-off "sentence" of citations only ("work.{{cite:...}}" cut after the period, common
+    # in LaTeX sources) joins the sentence before it instead of failing as too short.
+    attach_trailing_citations: bool = True
     min_sentences: int = 3  # sentences a paragraph needs (public code)
     # Hanging punctuation removed before the final mark after citation removal (public code).
     hanging_punctuation: str = " @&:;/-,\n\t"

@@ -21,7 +21,7 @@ from citeworth.curate.config import CurationConfig
 from citeworth.curate.fields import assign_field
 from citeworth.curate.filters import paper_rejection
 from citeworth.curate.sections import SectionFilter
-from citeworth.curate.sentences import Bounds, SentenceSplitter, join_across
+from citeworth.curate.sentences import Bounds, SentenceSplitter, attach_citation_only, join_across
 from citeworth.curate.stats import CITE_WORTHY
 from citeworth.papers import Paper, Paragraph
 
@@ -219,7 +219,10 @@ class Curator:
     def _samples(self, candidate: _Candidate, bounds: list[Bounds]) -> list[dict] | str:
         """The paragraph's labelled sentences, or the reason the paragraph is rejected."""
         text, cites = candidate.paragraph.text, candidate.cites
-        sentences = join_across(bounds, [(c.start, c.end) for c in cites])
+        spans = [(c.start, c.end) for c in cites]
+        sentences = join_across(bounds, spans)
+        if self.config.attach_trailing_citations and not self.config.spans_only:
+            sentences = attach_citation_only(text, sentences, spans)
         self.stats.sentences_split += len(sentences)
         if not self.config.spans_only and len(sentences) < self.config.min_sentences:
             return "too_few_sentences"

@@ -8,6 +8,7 @@ Splitting is the expensive step of curation, so texts go through ``nlp.pipe`` in
 
 from __future__ import annotations
 
+import re
 import warnings
 from collections.abc import Iterable, Iterator, Sequence
 
@@ -16,7 +17,9 @@ from spacy.language import Language
 
 from citeworth.errors import StageFailed
 
-_LINE_BREAKS_TO_SPACES = str.maketrans("\n\r\t\f\v", "     ")
+# Every whitespace character but " " (line breaks, tabs, no-break spaces, ...) -> " ".
+_WHITESPACE_TO_SPACES = {c: " " for c in range(0x3001) if chr(c).isspace() and chr(c) != " "}
+_WORD = re.compile(r"\w")
 Bounds = tuple[int, int]  # [start, end) of a sentence, without surrounding whitespace
 
 
@@ -28,7 +31,12 @@ def load_pipeline(spacy_model: str | None = None) -> Language:
         nlp = spacy.blank("en")
         with warnings.catch_warnings():  # spaCy warns about a character class in scispacy's regexes
             warnings.simplefilter("ignore", FutureWarning)
-            nlp.tokenizer = combined_rule_tokenizer(nlp)
+            tokenizer = combined_rule_tokenizer(nlp)
+        # pysbd ends a sentence at "work." even when a citation is glued to it ("work.{{cite:...}}",
+        # "work.[3]"), but scispacy drops a sentence whose end is not a token boundary: add one there.
+        infixes = tokenizer.infix_finditer.__self__.pattern
+        tokenizer.infix_finditer = re.compile(rf"{infixes}|(?<=[.!?])(?=[\[{{])").finditer
+        nlp.tokenizer = tokenizer
         nlp.add_pipe("pysbd_sentencizer")
         return nlp
     try:
@@ -50,8 +58,10 @@ class SentenceSplitter:
 
     def split(self, texts: Iterable[str]) -> Iterator[list[Bounds]]:
         # Line breaks inside a paragraph are layout (LaTeX source lines in unarXive), not sentence
-        # ends, but pysbd splits on them; a same-length substitution keeps every offset valid.
-        flat = (text.translate(_LINE_BREAKS_TO_SPACES) for text in texts)
+        # ends, but pysbd splits on them; and scispacy drops a pysbd sentence that ends in a
+        # no-break space (its span does not align with the tokens). Plain spaces fix both, and a
+        # one-for-one substitution keeps every offset valid.
+        flat = (text.translate(_WHITESPACE_TO_SPACES) for text in texts)
         for doc in self.nlp.pipe(flat, batch_size=self.batch_size):
             yield [b for sent in doc.sents if (b := _stripped(doc.text, sent.start_char, sent.end_char))]
 
@@ -64,6 +74,26 @@ def _stripped(text: str, start: int, end: int) -> Bounds | None:
         return None
     start += len(piece) - len(piece.lstrip())
     return start, start + len(core)
+
+
+def attach_citation_only(text: str, bounds: Sequence[Bounds], spans: Sequence[Bounds]) -> list[Bounds]:
+    """Join a "sentence" made only of citations and punctuation to the sentence before it: the
+    splitter cuts "previous work.{{cite:...}}, {{cite:...}}" after the period, but the citations
+    belong to that sentence. ``spans`` must be sorted by start and not cross ``bounds``."""
+    joined: list[Bounds] = []
+    i = 0
+    for start, end in bounds:
+        outside, cursor, cited = [], start, False
+        while i < len(spans) and spans[i][0] < end:
+            outside.append(text[cursor:spans[i][0]])
+            cursor, cited = spans[i][1], True
+            i += 1
+        outside.append(text[cursor:end])
+        if joined and cited and not _WORD.search("".join(outside)):
+            joined[-1] = (joined[-1][0], end)
+        else:
+            joined.append((start, end))
+    return joined
 
 
 def join_across(bounds: Sequence[Bounds], spans: Sequence[Bounds]) -> list[Bounds]:

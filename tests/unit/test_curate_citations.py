@@ -215,10 +215,20 @@ def test_removal_attaches_following_punctuation():
     assert cit.remove_citations(text, 0, len(text), cites) == expected
 
 
+def test_removal_keeps_one_final_mark():
+    text = "Ehrenfest gives errors, as found in previous work. [3]. Next"
+    cites = cit.merge_citations(text, spans_of(text, "[3]"), GAP)
+    end = text.index("]. ") + 2
+    assert cit.remove_citations(text, 0, end, cites) == "Ehrenfest gives errors, as found in previous work."
+
+
 def test_hanging_punctuation_is_stripped_before_the_final_mark():
     assert cit.strip_hanging_punctuation("Values were measured as described ,;.", " ,;", 20) == \
         "Values were measured as described."
     assert cit.strip_hanging_punctuation("Too short ,.", " ,", 20) == "Too short ,."  # stops at 20 chars
+    # unarXive 2212 sample, "(DKIST, {{cite:...}})." with the citation removed
+    assert cit.strip_hanging_punctuation("A major new facility is the Telescope (DKIST, ).", " ,", 20) == \
+        "A major new facility is the Telescope (DKIST)."
 
 
 def test_citation_position_checks():

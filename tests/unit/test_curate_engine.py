@@ -191,6 +191,22 @@ def test_placeholder_citations_are_format_valid_by_switch(curate):
     assert stats.paragraphs_rejected == {"citation_format": 1}
 
 
+def test_citations_after_the_final_period_belong_to_its_sentence(curate):
+    glued = para(
+        "Raising the temperature of the bath leads to a regime where MASH reproduces the population "
+        "dynamics. Finally, both FSSH and MASH give a very good description of the dynamics. Note, "
+        "however, that Ehrenfest can still give significant errors, as has been found in previous "
+        "work.«{{cite:97375cf8}}», «{{cite:ae55c07a}}»\n")
+    records, _ = curate([paper(glued)])
+    last = records[2]["samples"][-1]
+    assert last["text"] == ("Note, however, that Ehrenfest can still give significant errors, as has "
+                            "been found in previous work.")
+    assert last["label"] == "check-worthy"
+    assert last["citation_text"] == ["{{cite:97375cf8}}, {{cite:ae55c07a}}"]
+    _, stats = curate([paper(glued)], attach_trailing_citations=False)
+    assert stats.paragraphs_rejected == {"sentence_too_short": 1}
+
+
 @pytest.mark.parametrize(("extra", "switch"), [
     (para("Casein zymography was performed in accordance to the method of «[19]». "
           f"{UNCITED} Protein band intensities were measured."), {"check_hanging_citations": False}),

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 import spacy
 
-from citeworth.curate.sentences import SentenceSplitter, join_across
+from citeworth.curate.sentences import SentenceSplitter, attach_citation_only, join_across
 from citeworth.errors import StageFailed
 
 # S2ORC 18980463 (Genes & Development), body paragraph.
@@ -43,6 +43,28 @@ def test_line_breaks_inside_a_paragraph_do_not_end_sentences(splitter):
     assert sentences == [LINE_BROKEN.split(" It works.")[0], "It works."]
 
 
+def test_no_break_spaces_do_not_swallow_a_sentence(splitter):
+    # unarXive 2212 sample: scispacy alone drops the second sentence, which ends in "\xa0".
+    text = ("Attackers can deliberately influence the training dataset to manipulate the results of a "
+            "predictive model. A poisoning attack adds poisoned instances to the training set.\xa0\nIf we "
+            "consider one ML application, spam detection is an example.")
+    [bounds] = splitter.split([text])
+    assert [text[a:b][:12] for a, b in bounds] == ["Attackers ca", "A poisoning ", "If we consid"]
+
+
+def test_a_citation_glued_to_the_period_does_not_merge_sentences(splitter):
+    # unarXive 2212 sample: "previous work.{{cite:...}}" at the end of a paragraph.
+    text = ("Both methods give a very good description of the dynamics. Note, however, that Ehrenfest "
+            "can still give significant errors, as has been found in previous work.{{cite:97375cf8}}, "
+            "{{cite:ae55c07a}}\n")
+    [bounds] = splitter.split([text])
+    assert [text[a:b] for a, b in bounds] == [
+        "Both methods give a very good description of the dynamics.",
+        "Note, however, that Ehrenfest can still give significant errors, as has been found in previous "
+        "work.",
+        "{{cite:97375cf8}}, {{cite:ae55c07a}}"]
+
+
 def test_batches_keep_input_order(splitter):
     texts = [PARAGRAPH, LINE_BROKEN, "One short sentence here. And a second one.", PARAGRAPH]
     assert list(splitter.split(texts)) == [next(splitter.split([t])) for t in texts]
@@ -54,6 +76,14 @@ def test_sentences_crossed_by_a_span_are_joined():
     assert join_across(bounds, [(5, 25)]) == [(0, 30), (31, 40)]  # a span over three sentences
     assert join_across(bounds, [(11, 15), (35, 38)]) == bounds  # spans inside sentences, or at a start
     assert join_across(bounds, []) == bounds
+
+
+def test_citation_only_sentences_join_the_one_before():
+    text = "First sentence here. Second one [3]. {{cite:a}}, {{cite:b}}. Third sentence here."
+    bounds = [(0, 20), (21, 36), (37, 61), (62, 82)]
+    spans = [(32, 35), (37, 47), (49, 59)]
+    assert attach_citation_only(text, bounds, spans) == [(0, 20), (21, 61), (62, 82)]
+    assert attach_citation_only(text, bounds, spans[:1]) == bounds  # no span: a sentence of its own
 
 
 def test_a_named_pipeline_is_loaded_instead(tmp_path):
