@@ -96,24 +96,26 @@ def flatten(element: ET.Element, classify: Classifier) -> tuple[str, list[RawSpa
     """The paragraph's text (whitespace runs collapsed, stripped) and its spans, citations grouped."""
     builder = _TextBuilder()
     spans: list[RawSpan] = []
+    _content(element, classify, builder, spans)
+    return builder.text, group_citations(builder.text, spans)
+
+
+def _content(element: ET.Element, classify: Classifier, builder: _TextBuilder, spans: list[RawSpan]) -> None:
+    """The element's own text, its children (as classified) and their tails."""
     builder.add(element.text)
     for child in element:
         _walk(child, classify, builder, spans)
         builder.add(child.tail)
-    return builder.text, group_citations(builder.text, spans)
 
 
 def _walk(element: ET.Element, classify: Classifier, builder: _TextBuilder, spans: list[RawSpan]) -> None:
     markup = classify(element)
-    if markup is None or markup.action == BLOCK:
-        if markup is not None:
-            builder.space()
-        builder.add(element.text)
-        for child in element:
-            _walk(child, classify, builder, spans)
-            builder.add(child.tail)
-        if markup is not None:
-            builder.space()
+    if markup is None:
+        _content(element, classify, builder, spans)
+    elif markup.action == BLOCK:
+        builder.space()
+        _content(element, classify, builder, spans)
+        builder.space()
     elif markup.action == SPAN:
         start = builder.position()
         builder.add("".join(element.itertext()))
