@@ -135,9 +135,10 @@ class Curator:
         if reason := self._paper_citation_reason(paper, permitted, cites):
             return self._reject_paper(paper, reason)
         self.stats.paragraphs_in_sections += len(permitted)
+        in_sections = set(permitted)
         candidates = []
         for i, paragraph in enumerate(paper.paragraphs):
-            why = self._paragraph_reason(paragraph, i in cites, cites.get(i), i in permitted)
+            why = self._paragraph_reason(paragraph, i in in_sections, cites.get(i))
             if why:
                 self.stats.paragraphs_rejected[why] += 1
             else:
@@ -169,11 +170,11 @@ class Curator:
                 return "citation_style"
         return None
 
-    def _paragraph_reason(self, paragraph: Paragraph, has_spans: bool,
-                          cites: list[cit.Citation] | None, permitted: bool) -> str | None:
+    def _paragraph_reason(self, paragraph: Paragraph, permitted: bool,
+                          cites: list[cit.Citation] | None) -> str | None:
         if not permitted:
             return "section_not_permitted"
-        if not has_spans:
+        if not paragraph.cite_spans:
             return "no_citation_spans"
         if cites is None:
             return "bad_span"
