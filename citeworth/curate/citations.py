@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 import string
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 from citeworth.papers import CitationSpan
@@ -138,15 +138,26 @@ def placeholder_kinds(text: str) -> set[str]:
     return {m.group(1) for m in PLACEHOLDER.finditer(text)}
 
 
-def at_sentence_end(text: str, cite_end: int, sentence_end: int) -> bool:
-    """Only punctuation and whitespace follow the citation up to the sentence end."""
-    return _WORD.search(text, cite_end, sentence_end) is None
+def at_sentence_end(text: str, cites: Sequence[Citation], sentence_end: int) -> bool:
+    """Only punctuation and whitespace follow each citation, up to the next one or the sentence end."""
+    return all(_WORD.search(text, cite.end, stop) is None for cite, stop in _stretches(cites, sentence_end))
 
 
-def could_end_sentence(text: str, cite_end: int, end_chars: str) -> bool:
-    """Before splitting: no word follows the citation before a sentence-final mark (or the end of
-    the paragraph), a necessary condition for being at the end of its sentence."""
-    for char in text[cite_end:]:
+def could_end_sentence(text: str, cites: Sequence[Citation], end_chars: str) -> bool:
+    """Before splitting: after each citation, up to the next one, no word comes before a
+    sentence-final mark (or the end of the paragraph). Necessary for being at the end of a sentence."""
+    stretches = _stretches(cites, len(text))
+    return all(_ends_before_a_word(text, cite.end, stop, end_chars) for cite, stop in stretches)
+
+
+def _stretches(cites: Sequence[Citation], end: int) -> Iterator[tuple[Citation, int]]:
+    """Each citation with where the text after it stops: the next citation's start, or ``end``."""
+    for cite, following in zip(cites, [*cites[1:], None], strict=True):
+        yield cite, following.start if following is not None else end
+
+
+def _ends_before_a_word(text: str, start: int, stop: int, end_chars: str) -> bool:
+    for char in text[start:stop]:
         if char in end_chars:
             return True
         if char.isalnum() or char == "_":

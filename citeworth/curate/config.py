@@ -60,7 +60,7 @@ class CurationConfig:
     reject_placeholders: list[str] | None = None  # None = ["formula", "figure", "table"]
     # Adjacent citation spans merge into one when only this (regex, full match) separates them:
     # the code merged spans on the same or the next token, e.g. "[1], [2]" or "(A 2001; B 2002)".
-    merge_gap: str = r"[\s,;]*"
+    merge_gap: str = r"[\s,;\u2013-]*"  # also "[1]-[3]", "[1]\u2013[3]"
     # Extend a merged span over a bracket the parser left just outside it, e.g. "(Green 1993 )".
     balance_brackets: bool = True
     citation_formats: list[str] | None = None  # accepted formats; None = all of CITATION_FORMATS

@@ -188,8 +188,8 @@ class Curator:
             return "missed_citation"
         if not all(self._format_ok(c) for c in cites):
             return "citation_format"
-        if config.require_citation_at_end and not all(
-                cit.could_end_sentence(text, c.end, config.sentence_end_chars) for c in cites):
+        at_end = cit.could_end_sentence(text, cites, config.sentence_end_chars)
+        if config.require_citation_at_end and not at_end:
             return "citation_not_at_end"
         return None
 
@@ -248,8 +248,7 @@ class Curator:
                               "ref_ids": None, "citation_text": None}
         cleaned = cit.normalize_space(cit.remove_citations(text, start, end, cites))
         if not self.config.spans_only:
-            if self.config.require_citation_at_end and not all(
-                    cit.at_sentence_end(text, c.end, end) for c in cites):
+            if self.config.require_citation_at_end and not cit.at_sentence_end(text, cites, end):
                 return "citation_not_at_end"
             cleaned = cit.strip_hanging_punctuation(cleaned, self.config.hanging_punctuation,
                                                     self.config.min_sentence_chars)

@@ -10,6 +10,7 @@ import time
 import pytest
 
 from citeworth.curate import citations as cit
+from citeworth.curate.config import CurationConfig
 from citeworth.papers import CitationSpan
 
 # The paper's numeric regex exactly as the public code has it.
@@ -233,13 +234,29 @@ def test_hanging_punctuation_is_stripped_before_the_final_mark():
 
 def test_citation_position_checks():
     text = "The sal genes are required in R7 and R8 (Mollereau et al. 2001 ). Since sal is expressed"
-    end = text.index(")") + 1
-    assert cit.could_end_sentence(text, end, ".!?")
-    assert cit.at_sentence_end(text, end, text.index(".") + 1)
+    cites = cit.merge_citations(text, spans_of(text, "(Mollereau et al. 2001"), GAP)
+    assert cit.could_end_sentence(text, cites, ".!?")
+    assert cit.at_sentence_end(text, cites, text.index(".") + 1)
     text = "The performance of the models are MCTS {{cite:9533}}, which assesses the state values."
-    end = text.index("}}") + 2
-    assert not cit.could_end_sentence(text, end, ".!?")
-    assert not cit.at_sentence_end(text, end, len(text))
+    cites = cit.merge_citations(text, spans_of(text, "{{cite:9533}}"), GAP)
+    assert not cit.could_end_sentence(text, cites, ".!?")
+    assert not cit.at_sentence_end(text, cites, len(text))
+
+
+def test_only_the_text_between_citations_counts_for_their_position():
+    text = "Several groups reported this effect [3] [sic] [5]."
+    cites = [cit.trimmed(text, s) for s in spans_of(text, "[3]", "[5]")]
+    assert not cit.could_end_sentence(text, cites, ".!?") and not cit.at_sentence_end(text, cites, len(text))
+    text = "Several groups reported this effect [3] / [5]."
+    cites = [cit.trimmed(text, s) for s in spans_of(text, "[3]", "[5]")]
+    assert cit.could_end_sentence(text, cites, ".!?") and cit.at_sentence_end(text, cites, len(text))
+
+
+def test_citation_ranges_merge():
+    text = "Several groups reported this effect [3]\u2013[5], [7]-[9]."
+    default_gap = re.compile(CurationConfig().merge_gap)
+    [merged] = cit.merge_citations(text, spans_of(text, "[3]", "[5]", "[7]", "[9]"), default_gap)
+    assert merged.text == "[3]\u2013[5], [7]-[9]" and cit.citation_format(merged.text) == "numeric"
 
 
 def test_placeholder_kinds():
