@@ -1,0 +1,153 @@
+"""The training loop: class weights, the loss, warmup, batching, early stopping, resumable checkpoints."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+from sklearn.utils.class_weight import compute_class_weight
+from torch.nn import functional as F
+
+from citeworth.models import data, loop
+from citeworth.models.crnn import CRNN
+from citeworth.models.spec import CrnnParams, OptimParams
+
+VOCAB = 50
+
+
+def test_balanced_class_weights_are_sklearns():
+    y = np.array([0, 0, 0, 1, 0, 1, 0, 0])
+    expected = compute_class_weight("balanced", classes=np.array([0, 1]), y=y)
+    assert data.balanced_class_weights(y) == pytest.approx(expected)
+    assert data.balanced_class_weights(np.array([0, 0])) == pytest.approx([0.5, 1.0])  # absent class: 1
+
+
+def test_weighted_loss_is_torch_class_weighted_mean_and_sample_weighted_mean():
+    torch.manual_seed(0)
+    logits, labels = torch.randn(6, 2), torch.tensor([0, 1, 1, 0, 0, 1])
+    class_w = torch.tensor([0.75, 1.5])
+    expected = F.cross_entropy(logits, labels, weight=class_w)
+    assert loop.weighted_loss(logits, labels, torch.ones(6), class_w) == pytest.approx(float(expected))
+    sample_w = torch.tensor([1.0, 0.2, 0.8, 0.5, 1.0, 0.0])
+    per_row = F.cross_entropy(logits, labels, reduction="none")
+    assert loop.weighted_loss(logits, labels, sample_w, torch.ones(2)) == pytest.approx(
+        float((per_row * sample_w).mean()))
+
+
+def test_linear_warmup_then_linear_decay():
+    factor = loop._linear_warmup(warmup=4, total=10)
+    values = [factor(s) for s in range(11)]
+    assert values[:4] == pytest.approx([0.2, 0.4, 0.6, 0.8])
+    assert values[4] == pytest.approx(1.0) and values[10] == 0.0
+    assert all(a >= b for a, b in zip(values[4:], values[5:], strict=False))
+
+
+def items(n: int, seed: int = 0) -> list[loop.Item]:
+    """Sentences of random token ids; the label is whether token 7 occurs (learnable)."""
+    rng = np.random.default_rng(seed)
+    out = []
+    for i in range(n):
+        ids = rng.integers(3, VOCAB, size=int(rng.integers(4, 12))).tolist()
+        out.append(loop.Item([1, *ids, 2], [int(7 in ids)], [1.0], [i]))
+    return out
+
+
+class TokenAdapter(loop.Adapter):
+    def items(self, records, weights=None):
+        raise NotImplementedError
+
+    def collate(self, batch_items):
+        ids, mask = loop.pad([it.input_ids for it in batch_items], 0)
+        labels, weights, index = loop.flat_targets(batch_items)
+        return loop.Batch({"input_ids": ids, "attention_mask": mask}, labels, weights, index)
+
+
+def test_length_batches_cover_every_item_once_and_are_deterministic():
+    its = items(103)
+    a = loop.length_batches(its, 8, np.random.default_rng([1, 0]))
+    b = loop.length_batches(its, 8, np.random.default_rng([1, 0]))
+    assert a == b and sorted(i for batch in a for i in batch) == list(range(103))
+    ordered = loop.length_batches(its, 8, None)
+    lengths = [len(its[i].input_ids) for batch in ordered for i in batch]
+    assert lengths == sorted(lengths)
+
+
+def crnn() -> CRNN:
+    torch.manual_seed(0)
+    return CRNN(VOCAB, 0, CrnnParams(embedding_dim=8, filters=4, kernel_sizes=[3], hidden=8, dropout=0.3))
+
+
+def optim(**kw) -> OptimParams:
+    values = {"batch_size": 8, "epochs": 3, "lr": 0.01, "warmup_steps": 2, "device": "cpu",
+              "eval_batch_size": 16}
+    return OptimParams(**{**values, **kw})
+
+
+def state(module) -> dict:
+    return {k: v.clone() for k, v in module.state_dict().items()}
+
+
+def test_interrupted_training_resumes_to_the_same_weights(tmp_path, monkeypatch):
+    train = items(60)
+    dev = loop.DevSet(items(20, seed=1), np.array([it.labels[0] for it in items(20, seed=1)]))
+    params = optim(checkpoint_every=3, grad_accum=2, patience=10)
+    straight = crnn()
+    loop.fit(straight, TokenAdapter(), train, dev, params, seed=3, class_weights=np.ones(2))
+
+    original = loop._Trainer._optimizer_step
+    calls = {"n": 0}
+
+    def crash_at_step_8(self):
+        calls["n"] += 1
+        if calls["n"] == 8:
+            raise KeyboardInterrupt("simulated kill")
+        original(self)
+
+    monkeypatch.setattr(loop._Trainer, "_optimizer_step", crash_at_step_8)
+    resumed = crnn()
+    with pytest.raises(KeyboardInterrupt):
+        loop.fit(resumed, TokenAdapter(), train, dev, params, seed=3, class_weights=np.ones(2),
+                 checkpoint_dir=tmp_path / "ckpt")
+    assert (tmp_path / "ckpt" / "last.pt").exists()
+    monkeypatch.setattr(loop._Trainer, "_optimizer_step", original)
+    resumed = crnn()  # a fresh process: nothing in memory but the checkpoint
+    history = loop.fit(resumed, TokenAdapter(), train, dev, params, seed=3, class_weights=np.ones(2),
+                       checkpoint_dir=tmp_path / "ckpt")
+    assert history[-1]["step"] == 12  # 60 items / 8 = 8 batches = 4 steps (accumulation 2) x 3 epochs
+    for key, value in state(straight).items():
+        assert torch.equal(value, resumed.state_dict()[key]), key
+    assert not (tmp_path / "ckpt").exists()  # cleared once the fit completed
+
+
+class ScriptedDev:
+    """A dev set whose F1 follows a script, to drive early stopping."""
+
+    def __init__(self, scores):
+        self.scores, self.calls = list(scores), 0
+
+    def f1(self, module, adapter, batch_size, device):
+        self.calls += 1
+        return self.scores[self.calls - 1]
+
+
+def test_early_stopping_keeps_the_best_dev_weights():
+    train = items(32)
+    best_after_two = crnn()
+    loop.fit(best_after_two, TokenAdapter(), train, None, optim(eval_every=2, max_steps=2), seed=5,
+             class_weights=np.ones(2))
+    module, dev = crnn(), ScriptedDev([0.3, 0.6, 0.5, 0.4, 0.9])
+    history = loop.fit(module, TokenAdapter(), train, dev, optim(eval_every=1, patience=2), seed=5,
+                       class_weights=np.ones(2))
+    assert [h["dev_f1"] for h in history] == [0.3, 0.6, 0.5, 0.4]  # two evals without gain: stop
+    for key, value in state(best_after_two).items():
+        assert torch.equal(value, module.state_dict()[key]), key
+
+
+def test_training_learns_a_learnable_label():
+    train, dev_items = items(200), items(100, seed=2)
+    dev = loop.DevSet(dev_items, np.array([it.labels[0] for it in dev_items]))
+    module = crnn()
+    weights = data.balanced_class_weights(np.array([it.labels[0] for it in train]))
+    params = optim(batch_size=16, epochs=6, lr=0.05, patience=6)
+    history = loop.fit(module, TokenAdapter(), train, dev, params, seed=1, class_weights=weights)
+    assert max(h["dev_f1"] for h in history) > 0.8
