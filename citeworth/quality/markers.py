@@ -10,7 +10,12 @@ unit tests check that both agree.
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass
+
+import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
 
 from citeworth.curate import citations
 
@@ -42,6 +47,26 @@ MARKERS: tuple[Marker, ...] = (
 )
 
 
-def any_marker_pattern(markers: tuple[Marker, ...] = MARKERS) -> str:
-    """One alternation of the critical markers: a single pass for the residual-marker rate."""
-    return "|".join(f"(?:{marker.pattern})" for marker in markers if marker.critical)
+def residual_marker_mask(texts: pd.Series) -> pd.Series:
+    """True where a text carries any critical marker (Table 3's 'markers removed' is its complement).
+
+    The patterns RE2 can compile run as one alternation (one linear pass); the others (curation's
+    numeric regex uses lookarounds) each take a pass with Python's ``re``, as pandas would run them
+    alone -- an alternation including them would drag every pattern onto ``re``.
+    """
+    critical = [m.pattern for m in MARKERS if m.critical]
+    linear = [p for p in critical if _re2_compiles(p)]
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message="This pattern is interpreted as a regular expression")
+        mask = texts.str.contains("|".join(f"(?:{p})" for p in linear), na=False).astype(bool)
+        for pattern in (p for p in critical if p not in linear):
+            mask |= texts.str.contains(pattern, na=False).astype(bool)
+    return mask
+
+
+def _re2_compiles(pattern: str) -> bool:
+    try:
+        pc.match_substring_regex(pa.array([""]), pattern)
+    except pa.ArrowInvalid:
+        return False
+    return True

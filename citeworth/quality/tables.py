@@ -18,6 +18,7 @@ from tqdm import tqdm
 from citeworth.curate.stats import CITE_WORTHY, SPLITS
 from citeworth.errors import StageFailed
 from citeworth.papers import Paper
+from citeworth.quality.markers import residual_marker_mask
 from citeworth.sources.base import BadRecord
 
 
@@ -50,8 +51,10 @@ def dataset_tables(data_dir: Path, prefix: str = "") -> dict[str, Table]:
                     cite_worthy=sample.get("label") == CITE_WORTHY,
                     has_citation_text=bool(sample.get("citation_text")))
     keys = ("split", "paper_id", "section_idx")
+    frame = pd.DataFrame(sentences)
+    frame["has_residual_marker"] = residual_marker_mask(frame["text"])
     return {
-        f"{prefix}sentences": Table(f"{prefix}sentences", pd.DataFrame(sentences), keys, ("text",)),
+        f"{prefix}sentences": Table(f"{prefix}sentences", frame, keys, ("text",)),
         f"{prefix}paragraphs": Table(f"{prefix}paragraphs", pd.DataFrame(paragraphs), keys),
     }
 
