@@ -77,6 +77,7 @@ def test_mag_and_s2_fields():
     # Sociology maps to none, so the paper is unambiguous.
     assert assign_field("s2", ("Sociology", "Psychology")).field == "Psychology"
     assert assign_field("mag", ("Medicine", "Medicine")).field == "Medicine"
+    assert assign_field("pmc", ("Biology",)).field == "Biology"  # JATS: fields the reader mapped
 
 
 def test_several_fields_are_ambiguous_unless_the_first_is_taken():
