@@ -20,8 +20,9 @@ PAPER_FACTS = ("has_abstract", "has_body_text", "has_bib_entries", "has_ref_entr
 @dataclass
 class CurationConfig:
     # "citeworth": every rule below. "spans-only": the paper's Table 3 baseline -- the same paper,
-    # field, section and citation selection, then only the given citation spans are removed
-    # (no merging, format, position, missed-citation, hanging or validity checks).
+    # field, section and citation-count selection, then only the given citation spans are removed
+    # (no paper style check, placeholders, merging, format, position, missed-citation, sentence
+    # count, hanging or validity checks).
     mode: str = "citeworth"
 
     # --- Paper filter (§3.1; the public code's `article_allowed`) ---------------------------
