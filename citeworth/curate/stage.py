@@ -31,7 +31,7 @@ log = logging.getLogger(__name__)
 
 @dataclass
 class InputSpec:
-    reader: str  # a reader of citeworth.sources: unarxive | s2orc_json | s2orc_legacy | s2_api
+    reader: str  # a reader of citeworth.sources: unarxive | s2orc_json | s2orc_legacy | s2_api | jats | tei
     glob: str  # files (relative to the project root) this reader reads; each match is a shard
     metadata: str | None = None  # separate metadata file (fields of study, filter facts)
     release: str | None = None  # source release recorded as provenance (default: the reader's guess)
@@ -120,6 +120,7 @@ class _ShardRun:
         curator = _curator(self.params.rules)
         curator.stats = CurationStats()  # the cached Curator counts this shard afresh
         quarantined: Counter[str] = Counter()
+        self.truncated_at: str | None = None
         with atomic_write(self.quarantine_path) as bad_out, atomic_write(self.paragraphs_path) as good_out:
             for record in curator.curate(self._good_papers(bad_out, quarantined)):
                 good_out.write(dumps(record) + "\n")
@@ -130,8 +131,12 @@ class _ShardRun:
             "fingerprint": self.fingerprint,
             "curation": curator.stats.to_dict(),
             "quarantined": dict(sorted(quarantined.items())),
+            "truncated_at": self.truncated_at,
         }
         write_json(self.stats_path, stats)
+        if self.truncated_at:
+            log.warning("shard %s is truncated: read up to %s; the papers before it are curated",
+                        shard_key(self.shard), self.truncated_at)
         if quarantined:
             log.warning("shard %s: %d bad records quarantined (%s) in %s", shard_key(self.shard),
                         sum(quarantined.values()), dict(quarantined), self.quarantine_path)
@@ -142,6 +147,8 @@ class _ShardRun:
             if isinstance(item, BadRecord):
                 quarantined[item.reason.split(":")[0]] += 1
                 bad_out.write(dumps(asdict(item)) + "\n")
+                if item.fatal:
+                    self.truncated_at = item.location
             else:
                 yield item
 

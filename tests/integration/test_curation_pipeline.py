@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gzip
 import json
 import shutil
 from pathlib import Path
@@ -104,4 +105,28 @@ def test_bad_records_are_quarantined_with_reasons_and_the_run_continues(demo_dat
     stats = json.loads(next((out / "stats").glob("*.json")).read_text())
     assert stats["curation"]["papers"] == 4  # the four intact papers were all read
     assert sum(stats["quarantined"].values()) == 3
+    shutil.rmtree(out)
+
+
+def test_a_truncated_shard_is_named_with_the_offset_reached(demo_dataset, mirror, tmp_path, cli):
+    """A legacy S2ORC shard pair written from the real 20200705 papers, its parses cut mid-stream."""
+    parses = [json.loads(p.read_text()) for p in
+              sorted(mirror.glob("github/allenai/s2orc-doc2json/tests/s2orc/20200705/*.json"))]
+    ids = {p["paper_id"] for p in parses}
+    rows = [json.loads(line) for line in
+            (mirror / "github/allenai/s2orc/data/metadata/sample.jsonl").read_text().splitlines()]
+    folder = tmp_path / "20200705v1"
+    folder.mkdir()
+    (folder / "metadata_0.jsonl.gz").write_bytes(gzip.compress(
+        "".join(json.dumps(r) + "\n" for r in rows if r["paper_id"] in ids).encode()))
+    whole = gzip.compress("".join(json.dumps(p) + "\n" for p in parses).encode())
+    (folder / "pdf_parses_0.jsonl.gz").write_bytes(whole[: len(whole) * 2 // 3])
+    inputs = json.dumps([{"reader": "s2orc_legacy", "glob": str(folder / "*.jsonl.gz")}])
+    cli(demo_dataset, "run", "curate", "-S", f"inputs={inputs}", "-S", "out_dir=interim_truncated")
+    out = demo_dataset / "interim_truncated"
+    stats = json.loads(next((out / "stats").glob("*.json")).read_text())
+    assert stats["truncated_at"].startswith("byte ")
+    assert 1 <= stats["curation"]["papers"] < len(parses)  # the papers before the cut were read
+    [bad] = [json.loads(line) for line in next((out / "quarantine").glob("*.jsonl")).read_text().splitlines()]
+    assert bad["reason"] == "truncated_gzip" and bad["location"] == stats["truncated_at"]
     shutil.rmtree(out)
