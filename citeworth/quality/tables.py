@@ -35,24 +35,26 @@ class Table:
 
 def dataset_tables(data_dir: Path, prefix: str = "") -> dict[str, Table]:
     """The sentence and paragraph tables of ``data_dir/{train,dev,test}.jsonl``."""
-    sentences = _columns("split", "paper_id", "section_idx", "field", "text", "label",
-                         "starts_with_capital", "cite_worthy", "has_citation_text")
-    paragraphs = _columns("split", "paper_id", "section_idx", "field", "sentences")
+    ids = _columns("split", "paper_id", "section_idx", "field")
+    sentences = _columns(*ids, "text", "label", "starts_with_capital", "has_citation_text")
+    paragraphs = _columns(*ids, "sentences")
     for split, record in _records(data_dir):
-        field = _field(record.get("mag_field_of_study"))
-        ids = {"split": split, "paper_id": record.get("paper_id"),
-               "section_idx": record.get("section_idx"), "field": field}
+        values = {"split": split, "paper_id": record.get("paper_id"),
+                  "section_idx": record.get("section_idx"), "field": _field(record.get("mag_field_of_study"))}
         samples = record.get("samples") or []
-        _append(paragraphs, ids, sentences=len(samples))
-        for sample in samples:
-            text = sample.get("text")
-            _append(sentences, ids, text=text, label=sample.get("label"),
-                    starts_with_capital=bool(text) and text[0].isupper(),
-                    cite_worthy=sample.get("label") == CITE_WORTHY,
-                    has_citation_text=bool(sample.get("citation_text")))
-    keys = ("split", "paper_id", "section_idx")
+        texts = [sample.get("text") for sample in samples]
+        for name, value in values.items():
+            paragraphs[name].append(value)
+            sentences[name].extend([value] * len(samples))
+        paragraphs["sentences"].append(len(samples))
+        sentences["text"].extend(texts)
+        sentences["label"].extend(sample.get("label") for sample in samples)
+        sentences["starts_with_capital"].extend(bool(text) and text[0].isupper() for text in texts)
+        sentences["has_citation_text"].extend(bool(sample.get("citation_text")) for sample in samples)
     frame = pd.DataFrame(sentences)
+    frame["cite_worthy"] = frame["label"] == CITE_WORTHY
     frame["has_residual_marker"] = residual_marker_mask(frame["text"])
+    keys = ("split", "paper_id", "section_idx")
     return {
         f"{prefix}sentences": Table(f"{prefix}sentences", frame, keys, ("text",)),
         f"{prefix}paragraphs": Table(f"{prefix}paragraphs", pd.DataFrame(paragraphs), keys),
@@ -60,9 +62,10 @@ def dataset_tables(data_dir: Path, prefix: str = "") -> dict[str, Table]:
 
 
 def split_tables(sentences: pd.DataFrame, paragraphs: pd.DataFrame) -> dict[str, Table]:
-    """Derived tables for split integrity: papers per split, label and field shares, shared texts."""
-    papers = paragraphs[["paper_id", "split"]].drop_duplicates().sort_values(["paper_id", "split"])
-    texts = sentences[["text", "split"]].dropna().drop_duplicates().sort_values(["text", "split"])
+    """Derived tables for split integrity: papers per split, label and field shares, shared texts.
+    Rows keep the dataset's (deterministic) order of first occurrence."""
+    papers = paragraphs[["paper_id", "split"]].drop_duplicates()
+    texts = sentences[["text", "split"]].dropna().drop_duplicates()
     labels = (sentences.groupby("split", sort=True)
               .agg(sentences=("cite_worthy", "size"), cite_worthy_share=("cite_worthy", "mean")))
     tables = [
