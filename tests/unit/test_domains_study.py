@@ -128,6 +128,17 @@ def test_pearson():
     assert pearson([1, 1, 1], [1, 2, 3]) is None
 
 
+@pytest.fixture(autouse=True)
+def one_thread():
+    """Toy models gain nothing from intra-op threads and lose much to them on a busy machine."""
+    import torch
+
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)
+
+
 @pytest.fixture(scope="module")
 def tiny_encoder(tmp_path_factory):
     """A 2-layer BERT with the embedded encoder's vocabulary: fast embeddings."""
