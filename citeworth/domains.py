@@ -82,9 +82,11 @@ class DomainsParams:
     metrics_path: Path = Path("metrics/domains.json")
     plots_dir: Path = Path("plots/domains")
     table_path: Path = Path("reports/table5.md")
+    threads: int | None = None  # torch CPU threads (null: torch's default)
 
 
 def domains(params: DomainsParams) -> dict:
+    set_threads(params.threads)
     records = load_records(Path(params.data_dir))
     fields = select_fields(records, params)
     parts = field_parts(records, fields, params.split, params.split_seed)
@@ -101,6 +103,13 @@ def domains(params: DomainsParams) -> dict:
 
 # ---------------------------------------------------------------------------------------------
 # Data: fields, their paper-level parts, the cells
+
+
+def set_threads(threads: int | None) -> None:
+    if threads:
+        import torch
+
+        torch.set_num_threads(threads)
 
 
 def _split_files(data_dir: Path) -> list[Path]:

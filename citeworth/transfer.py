@@ -31,6 +31,7 @@ import torch
 from torch import nn
 from tqdm.auto import tqdm
 
+from citeworth.domains import set_threads
 from citeworth.downstream import (
     ClsHead,
     FineTuneParams,
@@ -103,9 +104,11 @@ class TransferParams:
     runs_dir: Path = Path("metrics/transfer")  # one JSON per (task, variant, seed) run
     metrics_path: Path = Path("metrics/transfer.json")
     table_path: Path = Path("reports/table6.md")
+    threads: int | None = None  # torch CPU threads (null: torch's default)
 
 
 def transfer(params: TransferParams) -> dict:
+    set_threads(params.threads)
     unknown = sorted(set(params.variants) - set(OBJECTIVES))
     if unknown:
         raise StageFailed(f"unknown transfer variant(s) {unknown}; variants: {', '.join(OBJECTIVES)}")
