@@ -28,6 +28,7 @@ from great_expectations.data_context.types.base import (
 )
 from tqdm import tqdm
 
+from citeworth.errors import StageFailed
 from citeworth.quality.results import Outcome, outcomes
 from citeworth.quality.tables import Table
 
@@ -51,7 +52,16 @@ def run_suites(tables: dict[str, Table], suite_of: dict[str, gx.ExpectationSuite
         for name in tqdm(sorted(tables), desc="validate", unit="table"):
             found += _run_checkpoint(context, source, tables[name], suite_of[name], examples, run_id)
         context.build_data_docs(site_names=[SITE_NAME])
+        _check_pages(site, len(tables))
     return found
+
+
+def _check_pages(site: Path, expected: int) -> None:
+    """GX's site builder logs a page it fails to render at DEBUG and goes on: count the pages."""
+    pages = len(list((site / "validations").rglob("*.html")))
+    if pages != expected:
+        raise StageFailed(f"Data Docs: GX rendered {pages} of {expected} validation pages (its render errors "
+                          "are logged at DEBUG by great_expectations.render)")
 
 
 def _context(site: Path):

@@ -29,8 +29,15 @@ ANY_MARKER = "no_residual_marker"
 def expect(kind: type[gxe.Expectation], check: str, severity: str, why: str,
            **kwargs: Any) -> gxe.Expectation:
     """An expectation named ``check`` (unique within its suite), graded and explained in its meta."""
-    gx_severity = FailureSeverity.CRITICAL if severity == CRITICAL else FailureSeverity.WARNING
-    return kind(meta={"check": check, "severity": severity, "why": why}, severity=gx_severity, **kwargs)
+    expectation = kind(meta={"check": check, "why": why}, **kwargs)
+    grade(expectation, severity)
+    return expectation
+
+
+def grade(expectation: gxe.Expectation, severity: str) -> None:
+    """Set the severity in the meta (read by the gate) and in GX's own field."""
+    expectation.meta["severity"] = severity
+    expectation.severity = FailureSeverity.CRITICAL if severity == CRITICAL else FailureSeverity.WARNING
 
 
 def sentence_expectations(params: ValidateParams) -> list[gxe.Expectation]:
@@ -161,5 +168,4 @@ def _soften(groups: dict[str, list[gxe.Expectation]], names: list[str]) -> None:
     if unknown := sorted(set(names) - set(known)):
         raise ParamsError(f"validate.soft_checks names unknown check(s) {unknown}; checks: {sorted(known)}")
     for name in names:
-        known[name].meta["severity"] = SOFT
-        known[name].severity = FailureSeverity.WARNING
+        grade(known[name], SOFT)

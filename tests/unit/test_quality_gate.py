@@ -218,6 +218,8 @@ def test_a_clean_dataset_passes_with_docs_and_side_by_side_marker_rates(clean):
     assert (project / "reports" / "quality" / "site" / "index.html").is_file()
     summary = json.loads((project / "reports" / "quality" / "summary.json").read_text())
     assert all(entry["success"] for entry in summary["expectations"].values())
+    pages = list((project / "reports" / "quality" / "site" / "validations").rglob("*.html"))
+    assert len(pages) == len(summary["rows"]) == 8  # one per table, the baseline's two included
     assert summary["baseline"]["available"] is True
     total = sum(len(p["samples"]) for split in clean_dataset().values() for p in split)
     hanging = summary["residual_markers"]["no_hanging_citation"]
