@@ -111,8 +111,8 @@ def test_models_dag_maps_training_over_models_on_the_training_queue(facts):
     assert tasks["train_model"]["queue"] == "gpu"
     assert "plan_models" in tasks["train_model"]["upstream"]
     assert "configure" in tasks["plan_models"]["upstream"]  # models are read after the form is applied
-    assert tasks["report"]["upstream"] == ["train_model"]
-    assert tasks["version"]["upstream"] == ["domains", "report", "transfer"]
+    assert tasks["report"]["upstream"] == ["domains", "train_model", "transfer"]
+    assert tasks["version"]["upstream"] == ["report"]
 
 
 def test_trigger_forms_offer_the_run_settings(facts):

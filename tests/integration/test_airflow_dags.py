@@ -1,0 +1,252 @@
+"""The Airflow DAGs for real: ``dag.test()`` of both DAGs and a real ``airflow standalone`` on loopback.
+
+One AIRFLOW_HOME is migrated once for the module (SQLite); every Airflow process runs with its
+own environment (AIRFLOW_HOME, DAG and plugin folders of the workspace under test), so no Airflow
+state leaks into the test process.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import requests
+import yaml
+from dvc_workspace import dvc, fresh_workspace, git, locked_hashes, reproduced_workspace, run, tool_env
+
+from citeworth.orchestration import DATASET_STAGES
+
+pytestmark = pytest.mark.slow
+
+TAG = "data/demo/demo-v1"
+# Runs one DAG with dag.test() and prints its task states (retries off: a failure shows at once).
+DAG_TEST = """
+import json, sys, time
+from airflow.dag_processing.dagbag import DagBag
+bag = DagBag()
+assert not bag.import_errors, bag.import_errors
+dag = bag.get_dag(sys.argv[1])
+for task in dag.tasks:
+    task.retries = 0
+start = time.perf_counter()
+run = dag.test(run_conf=json.loads(sys.argv[2]))
+states = {f"{ti.task_id}[{ti.map_index}]": str(ti.state) for ti in run.get_task_instances()}
+seconds = time.perf_counter() - start
+print("RESULT" + json.dumps({"state": str(run.state), "seconds": seconds, "tasks": states}))
+"""
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def migrated_db(tmp_path_factory) -> Path:
+    """An Airflow metadata DB migrated once; each test copies it into its own AIRFLOW_HOME."""
+    home = tmp_path_factory.mktemp("airflow_template")
+    run([sys.executable, "-m", "airflow", "db", "migrate"], home,
+        env=tool_env(AIRFLOW_HOME=str(home), AIRFLOW__CORE__LOAD_EXAMPLES="False"), timeout=300)
+    return home / "airflow.db"
+
+
+def airflow_env(home: Path, workspace: Path, migrated_db: Path, **extra: str) -> dict[str, str]:
+    home.mkdir(parents=True, exist_ok=True)
+    if not (home / "airflow.db").exists():
+        shutil.copy(migrated_db, home / "airflow.db")
+    return tool_env(AIRFLOW_HOME=str(home), AIRFLOW__CORE__LOAD_EXAMPLES="False",
+                    AIRFLOW__CORE__DAGS_FOLDER=str(workspace / "dags"),
+                    AIRFLOW__CORE__PLUGINS_FOLDER=str(workspace / "plugins"), **extra)
+
+
+def dag_test(dag_id: str, conf: dict, workspace: Path, env: dict) -> dict:
+    done = run([sys.executable, "-c", DAG_TEST, dag_id, json.dumps(conf)], workspace, env=env, timeout=900)
+    line = next(line for line in done.stdout.splitlines() if line.startswith("RESULT"))
+    result = json.loads(line[len("RESULT"):])
+    print(f"dag.test({dag_id}): {result['seconds']:.1f} s")
+    assert result["state"] == "success", (result, done.stdout[-3000:], done.stderr[-3000:])
+    return result
+
+
+@pytest.fixture(scope="module")
+def versioned(tmp_path_factory, migrated_db, mirror):
+    """A workspace `dvc repro` built, then run through the dataset DAG with dag.test()."""
+    workspace, _ = reproduced_workspace(tmp_path_factory, tmp_path_factory.mktemp("dagtest_ws"))
+    lock = (workspace / "dvc.lock").read_bytes()
+    env = airflow_env(tmp_path_factory.mktemp("dagtest_home"), workspace, migrated_db)
+    result = dag_test("citeworth_dataset", {}, workspace, env)
+    return workspace, env, lock, result
+
+
+def test_dataset_dag_over_a_dvc_build_reruns_nothing_and_records_the_same_lock(versioned):
+    workspace, _, lock_written_by_dvc, result = versioned
+    assert all(state == "success" for state in result["tasks"].values())
+    assert sum(task.startswith("curate_shard[") for task in result["tasks"]) >= 2  # mapped over shards
+    # dvc commit of what the DAG saw changed nothing: the same hashes `dvc repro` wrote.
+    assert (workspace / "dvc.lock").read_bytes() == lock_written_by_dvc
+    assert git(workspace, "tag", "--list", TAG) == TAG
+    assert yaml.safe_load(git(workspace, "show", f"{TAG}:dvc.lock"))["stages"]["assemble"]
+    assert json.loads(dvc(workspace, "status", "--json", *DATASET_STAGES).stdout or "{}") == {}
+    assert any((workspace / ".dvc" / "storage").rglob("*")), "dvc push to the default remote"
+
+
+def test_models_dag_trains_and_reports_on_tiny_params(versioned):
+    workspace, env, _, _ = versioned
+    conf = {"models": ["tfidf_lr"], "push": False}
+    result = dag_test("citeworth_models", conf, workspace, env)
+    assert result["tasks"]["train_model[0]"] == "success"
+    metrics = json.loads((workspace / "metrics" / "models" / "tfidf_lr.json").read_text())
+    assert 0 <= metrics["test"]["f1"]["mean"] <= 1
+    assert "tfidf_lr" in json.loads((workspace / "metrics" / "models.json").read_text())
+    assert json.loads(dvc(workspace, "status", "--json", "train", "report").stdout or "{}") == {}
+
+
+# --- a real deployment -------------------------------------------------------------------------
+
+
+class Airflow:
+    """``airflow standalone`` on 127.0.0.1 with a token from its simple auth manager."""
+
+    def __init__(self, home: Path, env: dict, port: int):
+        self.base = f"http://127.0.0.1:{port}"
+        self.home = home
+        self.log = open(home / "standalone.log", "w")  # noqa: SIM115 -- closed in stop()
+        self.process = subprocess.Popen([sys.executable, "-m", "airflow", "standalone"], env=env,
+                                        stdout=self.log, stderr=subprocess.STDOUT, start_new_session=True)
+        self.session = requests.Session()
+
+    def wait_until_healthy(self, timeout: float = 240) -> None:
+        deadline = time.time() + timeout
+        while time.time() < deadline:
+            assert self.process.poll() is None, self.tail()
+            try:
+                health = requests.get(f"{self.base}/api/v2/monitor/health", timeout=5).json()
+                if all(health[part]["status"] == "healthy" for part in ("scheduler", "dag_processor")):
+                    break
+            except (requests.RequestException, KeyError, ValueError):
+                pass
+            time.sleep(2)
+        else:
+            pytest.fail(f"airflow standalone not healthy after {timeout}s:\n{self.tail()}")
+        passwords = self.home / "simple_auth_manager_passwords.json.generated"
+        password = json.loads(passwords.read_text())["admin"]
+        token = requests.post(f"{self.base}/auth/token", json={"username": "admin", "password": password},
+                              timeout=10).json()["access_token"]
+        self.session.headers["Authorization"] = f"Bearer {token}"
+
+    def api(self, method: str, path: str, **kwargs) -> dict:
+        response = self.session.request(method, f"{self.base}/api/v2{path}", timeout=30, **kwargs)
+        assert response.ok, f"{method} {path}: {response.status_code} {response.text}"
+        return response.json()
+
+    def wait_for_runs(self, dag_id: str, count: int, timeout: float) -> list[dict]:
+        deadline = time.time() + timeout
+        while time.time() < deadline:
+            runs = self.api("GET", f"/dags/{dag_id}/dagRuns")["dag_runs"]
+            if len(runs) >= count and all(r["state"] in ("success", "failed") for r in runs):
+                return runs
+            time.sleep(3)
+        pytest.fail(f"{dag_id}: runs not finished after {timeout}s: {runs}\n{self.tail()}")
+
+    def tail(self) -> str:
+        self.log.flush()
+        return (self.home / "standalone.log").read_text()[-4000:]
+
+    def stop(self) -> None:
+        """Stop every process of this deployment (its own process group), forcibly if need be."""
+        try:
+            os.killpg(self.process.pid, signal.SIGTERM)
+            self.process.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            pass
+        except ProcessLookupError:
+            return
+        finally:
+            self.log.close()
+        try:
+            os.killpg(self.process.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+
+
+@pytest.fixture()
+def deployment(tmp_path, migrated_db, mirror):
+    workspace = fresh_workspace(tmp_path / "workspace")
+    home = tmp_path / "airflow_home"
+    port = _free_port()
+    env = airflow_env(
+        home, workspace, migrated_db,
+        AIRFLOW__API__HOST="127.0.0.1", AIRFLOW__API__PORT=str(port),
+        AIRFLOW__CORE__EXECUTION_API_SERVER_URL=f"http://127.0.0.1:{port}/execution/",
+        AIRFLOW__CORE__EXECUTOR="LocalExecutor", AIRFLOW__CORE__PARALLELISM="3",
+        AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_USERS="admin:admin",
+        # Only runs this test asks for: no automatic run of the latest weekly interval.
+        AIRFLOW__SCHEDULER__USE_JOB_SCHEDULE="False",
+        AIRFLOW__LOGGING__WORKER_LOG_SERVER_PORT=str(_free_port()),
+        AIRFLOW__LOGGING__TRIGGER_LOG_SERVER_PORT=str(_free_port()),
+    )
+    airflow = Airflow(home, env, port)
+    try:
+        start = time.perf_counter()
+        airflow.wait_until_healthy()
+        print(f"airflow standalone healthy after {time.perf_counter() - start:.1f} s")
+        yield airflow, workspace
+    finally:
+        airflow.stop()
+
+
+def test_standalone_trigger_through_the_rest_api_builds_and_versions_the_dataset(deployment):
+    airflow, workspace = deployment
+    dags = {d["dag_id"] for d in airflow.api("GET", "/dags")["dags"]}
+    assert {"citeworth_dataset", "citeworth_models"} <= dags
+    assert airflow.api("GET", "/importErrors")["total_entries"] == 0
+    airflow.api("PATCH", "/dags/citeworth_dataset", json={"is_paused": False})
+
+    # Params through the form: the demo source, one worker per stage, a changed split seed.
+    conf = {"source": "demo", "workers": 1, "overrides": {"assemble": {"seed": 7}}}
+    start = time.perf_counter()
+    run_id = airflow.api("POST", "/dags/citeworth_dataset/dagRuns",
+                         json={"logical_date": None, "conf": conf})["dag_run_id"]
+    [finished] = airflow.wait_for_runs("citeworth_dataset", 1, timeout=600)
+    print(f"citeworth_dataset via REST: {time.perf_counter() - start:.1f} s")
+    assert finished["state"] == "success", airflow.tail()
+    tasks = airflow.api("GET", f"/dags/citeworth_dataset/dagRuns/{run_id}/taskInstances")["task_instances"]
+    assert len([t for t in tasks if t["task_id"] == "curate_shard"]) >= 2
+
+    # The artifacts, their versions and DVC's view of them.
+    used = yaml.safe_load((workspace / "params.yaml").read_text())
+    assert used["assemble"]["seed"] == 7 and used["curate"]["workers"] == used["download"]["workers"] == 1
+    for split in ("train", "dev", "test"):
+        assert (workspace / "data" / "citeworth" / f"{split}.jsonl").stat().st_size > 0
+    assert json.loads((workspace / "reports" / "quality" / "summary.json").read_text())["success"] is True
+    assert (workspace / "raw" / "demo" / "demo-v1" / "MANIFEST.json").is_file()
+    assert git(workspace, "tag", "--list", TAG) == TAG
+    assert json.loads(dvc(workspace, "status", "--json", *DATASET_STAGES).stdout or "{}") == {}
+    # DVC re-deriving the dataset from Airflow's curated shards writes the very same bytes.
+    before = locked_hashes(workspace, ["assemble", "assemble_baseline"])
+    dvc(workspace, "repro", "--force", "--single-item", "assemble", "assemble_baseline")
+    assert locked_hashes(workspace, ["assemble", "assemble_baseline"]) == before
+    git(workspace, "checkout", "--quiet", "--", "dvc.lock")
+
+    # The results page of the plugin shows the new version.
+    latest = requests.get(f"{airflow.base}/citeworth/api/latest", timeout=10).json()
+    assert latest["versions"] == [TAG] and latest["quality"]["success"] is True
+
+    # A backfill over three weeks finds the release versioned: three runs, no new version.
+    head = git(workspace, "rev-parse", "HEAD")
+    weeks = {"from_date": "2024-01-01T00:00:00Z", "to_date": "2024-01-21T00:00:00Z"}
+    airflow.api("POST", "/backfills", json={"dag_id": "citeworth_dataset", "max_active_runs": 1, **weeks})
+    runs = airflow.wait_for_runs("citeworth_dataset", 4, timeout=300)
+    backfilled = [r for r in runs if r["run_type"] == "backfill"]
+    assert len(backfilled) == 3 and {r["state"] for r in backfilled} == {"success"}
+    assert git(workspace, "rev-parse", "HEAD") == head
+    assert git(workspace, "tag", "--list", "data/*") == TAG
