@@ -14,6 +14,7 @@ train-field × test-field cell). The stage writes, per model (so a DVC matrix ce
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import random
 import time
@@ -89,10 +90,6 @@ def load_splits(data_dir: Path) -> dict[str, list[dict]]:
 
 def train(params: TrainParams) -> dict:
     """Train and evaluate ``params.models`` × ``params.seeds``; write each model's outputs."""
-    if params.threads:
-        import torch
-
-        torch.set_num_threads(params.threads)
     unknown = [m for m in params.models if m not in params.catalog]
     if unknown:
         raise ParamsError(f"train.models names {unknown} not in train.catalog ({sorted(params.catalog)})")
@@ -101,7 +98,22 @@ def train(params: TrainParams) -> dict:
     version = data.dataset_version(Path(params.data_dir) / f"{s}.jsonl" for s in data.SPLITS)
     log.info("dataset %s (version %s): %s sentences", params.data_dir, version[:12],
              {s: len(data.sentences(r)) for s, r in splits.items()})
-    return {spec.name: _train_model(spec, splits, params, version) for spec in specs}
+    with torch_threads(params.threads):
+        return {spec.name: _train_model(spec, splits, params, version) for spec in specs}
+
+
+@contextlib.contextmanager
+def torch_threads(threads: int | None):
+    """Use ``threads`` CPU threads inside the block, then restore (the setting is process-wide)."""
+    import torch
+
+    previous = torch.get_num_threads()
+    if threads:
+        torch.set_num_threads(threads)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(previous)
 
 
 def _train_model(spec: ModelSpec, splits: dict, params: TrainParams, version: str) -> dict:

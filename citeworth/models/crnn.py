@@ -1,4 +1,4 @@
-"""The convolutional recurrent baseline after Färber et al. (2018): word-piece embeddings, parallel
+"""The convolutional recurrent baseline after Färber et al. (2018): subword embeddings, parallel
 convolutions, then a recurrent layer (or max pooling for the plain CNN), then a linear classifier."""
 
 from __future__ import annotations

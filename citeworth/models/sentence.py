@@ -4,8 +4,8 @@ Three kinds share this path and the training loop:
 - ``sentence``: a classifier on any pretrained encoder (AutoModelForSequenceClassification), with
   class-weighted or plain cross-entropy, optionally PU learning (``pu: true``);
 - ``transformer``: the same architecture trained from scratch (a BERT config of the paper's
-  hyperparameters) with a WordPiece vocabulary learnt on the training split;
-- ``crnn``: the Färber et al. (2018) baseline on that WordPiece vocabulary, optional oversampling.
+  hyperparameters) with a subword (BPE) vocabulary learnt on the training split;
+- ``crnn``: the Färber et al. (2018) baseline on that subword vocabulary, optional oversampling.
 """
 
 from __future__ import annotations
@@ -48,16 +48,20 @@ class SentenceAdapter(loop.Adapter):
         return loop.Batch({"input_ids": ids, "attention_mask": mask}, labels, weights, index)
 
 
-def train_wordpiece(texts: list[str], vocab_size: int, max_length: int):
-    """A BERT-style WordPiece tokenizer learnt with ``tokenizers`` on ``texts`` (the training split)."""
-    from tokenizers import Tokenizer, decoders, models, normalizers, pre_tokenizers, processors, trainers
+def train_subword_tokenizer(texts: list[str], vocab_size: int, max_length: int):
+    """A BPE tokenizer (BERT normalisation and pre-tokenisation, [CLS] … [SEP]) learnt with
+    ``tokenizers`` on ``texts`` (the training split).
+
+    BPE rather than WordPiece: ``tokenizers``' WordPiece trainer (and BPE with a ``##`` prefix)
+    gives a different vocabulary on every run; plain BPE is reproducible, so reruns are byte-identical.
+    """
+    from tokenizers import Tokenizer, models, normalizers, pre_tokenizers, processors, trainers
     from transformers import PreTrainedTokenizerFast
 
-    tokenizer = Tokenizer(models.WordPiece(unk_token="[UNK]"))
+    tokenizer = Tokenizer(models.BPE(unk_token="[UNK]"))
     tokenizer.normalizer = normalizers.BertNormalizer(lowercase=True)
     tokenizer.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
-    tokenizer.decoder = decoders.WordPiece()
-    trainer = trainers.WordPieceTrainer(vocab_size=vocab_size, special_tokens=SPECIALS, show_progress=False)
+    trainer = trainers.BpeTrainer(vocab_size=vocab_size, special_tokens=SPECIALS, show_progress=False)
     tokenizer.train_from_iterator(texts, trainer)
     cls, sep = tokenizer.token_to_id("[CLS]"), tokenizer.token_to_id("[SEP]")
     tokenizer.post_processor = processors.TemplateProcessing(
@@ -92,9 +96,9 @@ def build(spec: ModelSpec, train: list[dict]):
     if spec.kind == "transformer":
         from transformers import BertForSequenceClassification
 
-        tokenizer = train_wordpiece(data.sentences(train), spec.scratch.vocab_size, spec.max_length)
+        tokenizer = train_subword_tokenizer(data.sentences(train), spec.scratch.vocab_size, spec.max_length)
         return BertForSequenceClassification(_scratch_config(spec, tokenizer)), tokenizer
-    tokenizer = train_wordpiece(data.sentences(train), spec.crnn.vocab_size, spec.max_length)
+    tokenizer = train_subword_tokenizer(data.sentences(train), spec.crnn.vocab_size, spec.max_length)
     return CRNN(len(tokenizer), tokenizer.pad_token_id, spec.crnn), tokenizer
 
 

@@ -57,7 +57,7 @@ class TfidfParams:
 class CrnnParams:
     """Färber et al. (2018): convolution over word embeddings, then a recurrent layer."""
 
-    vocab_size: int = 25000  # word pieces learnt on the training split
+    vocab_size: int = 25000  # subwords (BPE) learnt on the training split
     embedding_dim: int = 300
     filters: int = 100
     kernel_sizes: list[int] = field(default_factory=lambda: [3, 4, 5])
@@ -69,7 +69,7 @@ class CrnnParams:
 
 @dataclass
 class ScratchParams:
-    """The Transformer trained from scratch (Appendix C.6), with a WordPiece vocabulary of the train split."""
+    """The Transformer trained from scratch (Appendix C.6); BPE vocabulary learnt on the train split."""
 
     vocab_size: int = 25000
     d_model: int = 300  # divisible by the head count

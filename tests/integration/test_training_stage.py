@@ -1,0 +1,179 @@
+"""The train and report stages through the CLI on a written dataset: every model kind trains and
+evaluates, writes its own outputs, reloads (AutoModel…), and ``citeworth predict`` scores text."""
+
+from __future__ import annotations
+
+import json
+import random
+
+import pytest
+import torch
+import yaml
+from transformers import AutoModel, AutoModelForSequenceClassification, BertConfig, BertModel
+
+from citeworth import cli
+from citeworth.io import write_jsonl
+from citeworth.models import data, encoders
+from citeworth.models.base import load_trained
+
+FIELDS = ["Biology", "Medicine", "Physics"]
+CITING = ["Previous work has shown that {a} improves {b}.",
+          "It has been reported that {a} relates to {b}.",
+          "Several studies have examined {a} in the context of {b}."]
+PLAIN = ["We measured {a} in our own experiments with {b}.",
+         "Table two lists the values of {a} for each {b}.",
+         "In this section we describe {a} and {b} in detail."]
+TOPICS = ["protein folding", "gene expression", "dark matter", "cell growth", "heat transfer", "drug"]
+TINY_OPTIM = {"batch_size": 8, "epochs": 1, "lr": 0.0005, "warmup_steps": 1, "eval_batch_size": 32}
+
+
+def read(path) -> list[dict]:
+    return [json.loads(line) for line in path.read_text().splitlines()]
+
+
+def paragraph(rng: random.Random, paper: int, index: int, split: str) -> dict:
+    samples = []
+    for _ in range(rng.randint(1, 5)):
+        cite = rng.random() < 0.35
+        text = rng.choice(CITING if cite else PLAIN).format(a=rng.choice(TOPICS), b=rng.choice(TOPICS))
+        label = data.POSITIVE if cite else data.NEGATIVE
+        samples.append({"text": text, "original_text": text, "label": label,
+                        "ref_ids": [["b1"]] if cite else None, "citation_text": ["[1]"] if cite else None})
+    return {"paper_id": f"{split}-{paper}", "section_idx": index, "section_title": "Introduction",
+            "mag_field_of_study": [FIELDS[paper % 3]], "original_text": " ".join(s["text"] for s in samples),
+            "samples": samples, "source": "fixture", "release": "test", "shard": "s0"}
+
+
+@pytest.fixture(scope="module")
+def project(tmp_path_factory):
+    """A project directory: the dataset, a tiny local encoder, params.yaml for every model kind."""
+    root = tmp_path_factory.mktemp("project")
+    rng = random.Random(7)
+    for split, n in (("train", 36), ("dev", 10), ("test", 10)):
+        write_jsonl(root / "data/citeworth" / f"{split}.jsonl",
+                    [paragraph(rng, i // 2, i % 2, split) for i in range(n)])
+    tokenizer = encoders.load_tokenizer(encoders.EMBEDDED)
+    torch.manual_seed(0)
+    tiny = BertModel(BertConfig(vocab_size=len(tokenizer), hidden_size=32, num_hidden_layers=1,
+                                num_attention_heads=2, intermediate_size=64, max_position_embeddings=128))
+    tiny.save_pretrained(root / "tiny_encoder")
+    tokenizer.save_pretrained(root / "tiny_encoder")
+    tiny_sentence = {"kind": "sentence", "encoder": str(root / "tiny_encoder"), "max_length": 32,
+                     "optim": TINY_OPTIM}
+    catalog = {
+        "tfidf_lr": {"kind": "tfidf_lr", "label": "Logistic Regression"},
+        "crnn": {"kind": "crnn", "max_length": 32, "optim": {**TINY_OPTIM, "epochs": 2},
+                 "crnn": {"vocab_size": 300, "embedding_dim": 16, "filters": 8, "hidden": 8}},
+        "transformer": {"kind": "transformer", "max_length": 32, "optim": TINY_OPTIM,
+                        "scratch": {"vocab_size": 300, "d_model": 24, "layers": 1, "heads": 3, "ff_dim": 32}},
+        "sentence": tiny_sentence,
+        "sentence_noweight": {**tiny_sentence, "weighted_loss": False},
+        "pu": {**tiny_sentence, "weighted_loss": False, "pu": True},
+        "solo": {"kind": "context", "encoder": str(root / "tiny_encoder"), "optim": TINY_OPTIM,
+                 "context": {"solo": True, "window": 48}},
+        # The embedded encoder, with a window small enough that long paragraphs are split.
+        "context": {"kind": "context", "encoder": "embedded", "context": {"window": 40},
+                    "optim": {**TINY_OPTIM, "lr": 0.00005, "batch_size": 4}},
+    }
+    # One thread: the models are tiny, and a second thread only adds overhead (and contention).
+    params = {"train": {"models": list(catalog), "catalog": catalog, "seeds": [1], "saliency_examples": 2,
+                        "threads": 1},
+              "report": {}}
+    (root / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
+    return root
+
+
+@pytest.fixture(scope="module")
+def trained(project):
+    with pytest.MonkeyPatch.context() as mp:
+        mp.chdir(project)
+        assert cli.main(["run", "train"]) == 0
+        assert cli.main(["run", "report"]) == 0
+    return project
+
+
+def test_every_model_writes_metrics_plots_and_a_reloadable_model(trained):
+    test_records = read(trained / "data/citeworth/test.jsonl")
+    n_test = len(data.sentences(test_records))
+    version = data.dataset_version(trained / "data/citeworth" / f"{s}.jsonl" for s in data.SPLITS)
+    names = yaml.safe_load((trained / "params.yaml").read_text())["train"]["models"]
+    for name in names:
+        metrics = json.loads((trained / "metrics/models" / f"{name}.json").read_text())
+        assert 0.0 <= metrics["test"]["f1"]["mean"] <= 1.0 and metrics["test"]["f1"]["n"] == 1
+        assert set(metrics["per_field"]) == {data.field_of(r) for r in test_records}
+        assert metrics["data_version"] == version
+        assert metrics["per_seed"][0]["test"]["n"] == n_test
+        plots = trained / "plots/models" / name
+        confusion = (plots / "confusion.csv").read_text().splitlines()
+        assert confusion[0] == "actual,predicted" and len(confusion) == n_test + 1
+        assert (plots / "pr_curve.csv").read_text().startswith("threshold,precision,recall")
+        assert version in (trained / "models" / name / "README.md").read_text()
+        assert load_trained(trained / "models" / name).predict_proba(test_records).shape == (n_test,)
+        if name != "tfidf_lr":
+            assert any((plots / "dvclive/seed1").rglob("metrics.json"))  # PU: in g/ and pu/
+    # Templated fixture sentences are easy for TF-IDF: a flipped label or a wrong class would show here.
+    assert json.loads((trained / "metrics/models/tfidf_lr.json").read_text())["test"]["f1"]["mean"] > 0.8
+    pu_stats = json.loads((trained / "metrics/models/pu.json").read_text())["per_seed"][0]["stats"]
+    assert 0.0 < pu_stats["pu_c"] <= 1.0
+    ctx_stats = json.loads((trained / "metrics/models/context.json").read_text())["per_seed"][0]["stats"]
+    assert ctx_stats["window"] == 40 and ctx_stats["train_paragraphs_split"] > 0
+    assert (trained / "reports/models/context/saliency.md").read_text().count("P(cite-worthy)") == 4
+    assert not list((trained / "checkpoints").rglob("*.pt"))  # checkpoints go once a fit completes
+
+
+def test_transformer_models_reload_with_auto_classes(trained):
+    records = read(trained / "data/citeworth/dev.jsonl")
+    ours = load_trained(trained / "models/sentence")
+    auto = AutoModelForSequenceClassification.from_pretrained(trained / "models/sentence").eval()
+    ids = ours.tokenizer(data.sentences(records)[:4], padding=True, return_tensors="pt")
+    with torch.no_grad():
+        probs = torch.softmax(auto(**ids).logits, dim=-1)[:, 1].numpy()
+    assert ours.predict_proba(records)[:4] == pytest.approx(probs, abs=1e-5)
+    assert auto.config.id2label == {0: data.NEGATIVE, 1: data.POSITIVE}
+    encoder = AutoModel.from_pretrained(trained / "models/context")
+    assert encoder.config.model_type == "bert"
+    scratch = AutoModelForSequenceClassification.from_pretrained(trained / "models/transformer")
+    assert scratch.config.num_hidden_layers == 1
+
+
+def test_report_aggregates_every_model_into_table4(trained):
+    summary = json.loads((trained / "metrics/models.json").read_text())
+    assert set(summary) == set(yaml.safe_load((trained / "params.yaml").read_text())["train"]["models"])
+    assert {"precision", "recall", "f1", "f1_std", "runtime_seconds"} <= set(summary["context"])
+    table = (trained / "reports/table4.md").read_text()
+    assert "| Logistic Regression |" in table and table.count("\n| ") == len(summary) + 1
+    assert "models/context/saliency.md" in table
+
+
+def test_predict_scores_each_sentence_with_the_context_model(trained, capsys, monkeypatch):
+    monkeypatch.chdir(trained)
+    (trained / "draft.txt").write_text("Previous work has shown that dark matter improves cell growth. "
+                                       "We measured heat transfer in our own experiments.\n\n"
+                                       "In this section we describe gene expression in detail.\n")
+    assert cli.main(["predict", "draft.txt", "--batch-size", "2"]) == 0
+    lines = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert [(x["paragraph"], x["sentence"]) for x in lines] == [(0, 0), (0, 1), (1, 0)]
+    assert all(0.0 <= x["score"] <= 1.0 and x["cite_worthy"] == (x["score"] >= 0.5) for x in lines)
+    assert cli.main(["predict", "--model", "models/nope", "--text", "Some text here."]) == 1
+    assert "no trained model at models/nope" in capsys.readouterr().err
+
+
+def test_a_matrix_cell_writes_only_its_model_and_reruns_identically(trained, monkeypatch):
+    monkeypatch.chdir(trained)
+    others = [p for p in (trained / "metrics/models").glob("*.json") if p.stem != "crnn"]
+    before = {p: p.stat().st_mtime_ns for p in others}
+    weights = (trained / "models/crnn/model.safetensors").read_bytes()
+    assert cli.main(["run", "train", "-S", "models=[crnn]"]) == 0
+    assert (trained / "models/crnn/model.safetensors").read_bytes() == weights  # deterministic
+    assert before == {p: p.stat().st_mtime_ns for p in before}
+    assert cli.main(["run", "train", "-S", "models=[crnn]", "-S", "seeds=[1, 2]"]) == 0
+    metrics = json.loads((trained / "metrics/models/crnn.json").read_text())
+    assert [r["seed"] for r in metrics["per_seed"]] == [1, 2] and metrics["test"]["f1"]["n"] == 2
+
+
+def test_clear_errors(trained, monkeypatch, capsys):
+    monkeypatch.chdir(trained)
+    assert cli.main(["run", "train", "-S", "models=[nonexistent]"]) == 2
+    assert "not in train.catalog" in capsys.readouterr().err
+    assert cli.main(["run", "train", "-S", "data_dir=missing", "-S", "models=[tfidf_lr]"]) == 1
+    assert "missing lacks train.jsonl" in capsys.readouterr().err

@@ -1,0 +1,48 @@
+"""Sentence-level pieces: the learnt subword tokenizer, oversampling, the spec's section checks."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from citeworth.models.loop import Item
+from citeworth.models.sentence import oversample, train_subword_tokenizer
+from citeworth.models.spec import ModelSpec
+from citeworth.params import ParamsError, build
+
+TEXTS = [f"Sentence {i} about photosynthesis, enzymes and {w} kinetics in plants." for i, w in
+         enumerate(["protein", "reaction", "membrane", "transport", "binding", "signal"] * 5)]
+
+
+def test_subword_tokenizer_is_reproducible_and_bert_shaped():
+    first, second = (train_subword_tokenizer(TEXTS, 120, 32) for _ in range(2))
+    assert first.get_vocab() == second.get_vocab()  # the same ids on every run: byte-identical models
+    ids = first("Photosynthesis in plants.")["input_ids"]
+    assert ids[0] == first.cls_token_id and ids[-1] == first.sep_token_id
+    assert first.pad_token_id is not None and len(first) <= 120
+    assert len(first(" ".join(TEXTS), truncation=True, max_length=32)["input_ids"]) == 32
+
+
+def test_oversampling_balances_the_classes():
+    items = [Item([1], [int(i < 3)], [1.0], [i]) for i in range(10)]
+    out = oversample(items, np.random.default_rng(0))
+    labels = [it.labels[0] for it in out]
+    assert labels.count(1) == labels.count(0) == 7 and out[:10] == items
+
+
+@pytest.mark.parametrize("mapping,message", [
+    ({"kind": "tfidf_lr", "optim": {"epochs": 2}}, "does not read section"),
+    ({"kind": "sentence", "pu": True}, "weighted_loss: false"),
+    ({"kind": "context", "pu": True, "weighted_loss": False}, "pu applies to kind sentence"),
+    ({"kind": "bert"}, "is not one of"),
+    ({"kind": "sentence", "optim": {"epoch": 2}}, "unknown key"),
+])
+def test_spec_rejects_settings_that_would_do_nothing(mapping, message):
+    with pytest.raises(ParamsError, match=message):
+        build(ModelSpec, mapping)
+
+
+def test_spec_fills_the_sections_its_kind_reads():
+    spec = build(ModelSpec, {"kind": "context", "context": {"window": 64}})
+    assert spec.context.window == 64 and spec.optim.lr == pytest.approx(8.075e-6)
+    assert spec.tfidf is None and spec.crnn is None
