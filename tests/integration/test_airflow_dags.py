@@ -22,11 +22,30 @@ import requests
 import yaml
 from dvc_workspace import dvc, fresh_workspace, git, locked_hashes, reproduced_workspace, run, tool_env
 
-from citeworth.orchestration import DATASET_STAGES
+from citeworth.orchestration import DATASET_STAGES, MODEL_STAGES
 
 pytestmark = pytest.mark.slow
 
 TAG = "data/demo/demo-v1"
+# The models DAG on a budget: one model, a TF-IDF domain matrix, one transfer variant on a sliver of
+# one downstream task. Every value goes through the trigger form into params.yaml.
+TINY_MODELS = {
+    "models": ["tfidf_lr"],
+    "push": False,
+    "overrides": {
+        "domains": {"model": {"kind": "tfidf_lr"},
+                    "embedding": {"sentences_per_field": 16, "max_length": 32, "cluster_dims": 2}},
+        "transfer": {
+            "variants": ["Cite"],
+            "pretrain": {"max_sentences": 32, "max_dev_sentences": 16, "max_length": 32,
+                         "optim": {"batch_size": 16, "epochs": 1, "lr": 0.0001, "warmup_steps": 1}},
+            "downstream": {"data_root": "raw/demo/demo-v1/github/allenai/scibert/data", "seeds": [1],
+                           "tasks": [{"name": "sci-cite", "max_train": 32, "max_dev": 16, "max_test": 32}],
+                           "finetune": {"max_length": 32, "optim": {"batch_size": 16, "epochs": 1,
+                                                                     "lr": 0.0001, "warmup_steps": 1}}},
+        },
+    },
+}
 # Runs one DAG with dag.test() and prints its task states (retries off: a failure shows at once).
 DAG_TEST = """
 import json, sys, time
@@ -101,13 +120,15 @@ def test_dataset_dag_over_a_dvc_build_reruns_nothing_and_records_the_same_lock(v
 
 def test_models_dag_trains_and_reports_on_tiny_params(versioned):
     workspace, env, _, _ = versioned
-    conf = {"models": ["tfidf_lr"], "push": False}
-    result = dag_test("citeworth_models", conf, workspace, env)
-    assert result["tasks"]["train_model[0]"] == "success"
+    result = dag_test("citeworth_models", TINY_MODELS, workspace, env)
+    assert set(result["tasks"].values()) == {"success"}
     metrics = json.loads((workspace / "metrics" / "models" / "tfidf_lr.json").read_text())
     assert 0 <= metrics["test"]["f1"]["mean"] <= 1
     assert "tfidf_lr" in json.loads((workspace / "metrics" / "models.json").read_text())
-    assert json.loads(dvc(workspace, "status", "--json", "train", "report").stdout or "{}") == {}
+    assert json.loads((workspace / "metrics" / "domains.json").read_text())
+    assert json.loads((workspace / "metrics" / "transfer.json").read_text())
+    assert json.loads(dvc(workspace, "status", "--json", *MODEL_STAGES).stdout or "{}") == {}
+    assert git(workspace, "status", "--porcelain", "--", "dvc.lock", "metrics/models.json") == ""  # committed
 
 
 # --- a real deployment -------------------------------------------------------------------------
