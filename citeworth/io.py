@@ -32,6 +32,7 @@ def atomic_write(path: Path, mode: str = "w") -> Iterator[IO]:
             yield handle
             handle.flush()
             os.fsync(handle.fileno())
+        os.chmod(tmp, 0o644)  # mkstemp makes files private; artifacts are meant to be read by others
         os.replace(tmp, path)
     except BaseException:
         with contextlib.suppress(FileNotFoundError):

@@ -16,25 +16,20 @@ from collections import Counter
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from tqdm import tqdm
 
 from citeworth.curate.config import CurationConfig
-from citeworth.curate.engine import CurationStats, Curator
 from citeworth.curate.stats import summarize
 from citeworth.io import atomic_write, dumps, write_json
 from citeworth.params import to_dict
-from citeworth.sources import BadRecord, Shard, discover_shards, read_shard
+from citeworth.sources import BadRecord, InputSpec, Shard, discover_shards, read_shard
+
+if TYPE_CHECKING:
+    from citeworth.curate.engine import Curator
 
 log = logging.getLogger(__name__)
-
-
-@dataclass
-class InputSpec:
-    reader: str  # a reader of citeworth.sources: unarxive | s2orc_json | s2orc_legacy | s2_api | jats | tei
-    glob: str  # files (relative to the project root) this reader reads; each match is a shard
-    metadata: str | None = None  # separate metadata file (fields of study, filter facts)
-    release: str | None = None  # source release recorded as provenance (default: the reader's guess)
 
 
 @dataclass
@@ -118,7 +113,7 @@ class _ShardRun:
             log.info("shard %s already curated with these inputs and rules: skipped", shard_key(self.shard))
             return done
         curator = _curator(self.params.rules)
-        curator.stats = CurationStats()  # the cached Curator counts this shard afresh
+        curator.stats = type(curator.stats)()  # the cached Curator counts this shard afresh
         quarantined: Counter[str] = Counter()
         self.truncated_at: str | None = None
         with atomic_write(self.quarantine_path) as bad_out, atomic_write(self.paragraphs_path) as good_out:
@@ -157,7 +152,10 @@ _CURATORS: dict[str, Curator] = {}
 
 
 def _curator(rules: CurationConfig) -> Curator:
-    """One Curator (and so one loaded spaCy pipeline) per process and rule set."""
+    """One Curator (and so one loaded spaCy pipeline) per process and rule set; imported here so
+    listing shards (an Airflow task, the validate stage) never loads spaCy."""
+    from citeworth.curate.engine import Curator
+
     key = dumps(to_dict(rules))
     if key not in _CURATORS:
         _CURATORS[key] = Curator(rules)

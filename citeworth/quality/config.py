@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from citeworth.curate.stage import InputSpec
+from citeworth.sources import InputSpec
 
 
 @dataclass

@@ -36,9 +36,9 @@ from pathlib import Path
 
 from citeworth.papers import Paper
 from citeworth.sources import jats, s2_api, s2orc, s2orc_legacy, tei, unarxive
-from citeworth.sources.base import BadRecord, Shard
+from citeworth.sources.base import BadRecord, InputSpec, Shard
 
-__all__ = ["BadRecord", "READERS", "Shard", "discover_shards", "read_shard"]
+__all__ = ["BadRecord", "InputSpec", "READERS", "Shard", "discover_shards", "read_shard"]
 
 READERS: dict[str, Callable[[Shard], Iterator[Paper | BadRecord]]] = {
     "unarxive": unarxive.read,

@@ -21,6 +21,16 @@ class Shard:
     metadata: str | None = None  # one metadata file used for filtering/fields, when separate
 
 
+@dataclass
+class InputSpec:
+    """Which reader reads which files: a params.yaml entry (curate and validate share them)."""
+
+    reader: str  # unarxive | s2orc_json | s2orc_legacy | s2_api | jats | tei
+    glob: str  # files (relative to the project root) this reader reads; shards are made from them
+    metadata: str | None = None  # separate metadata file (fields of study, filter facts)
+    release: str | None = None  # source release recorded as provenance (default: the reader's guess)
+
+
 @dataclass(frozen=True)
 class BadRecord:
     """A record that could not be read; it goes to quarantine, never silently dropped."""
