@@ -1,0 +1,207 @@
+"""Training and inference speed of the sentence and context models: our loop vs a bare torch loop.
+
+    python benchmarks/training.py                  # demo settings from params.yaml, demo dataset
+    python benchmarks/training.py --rounds 3 --max-steps 40
+
+Both loops train the same module (same initial weights), on the same tokenized items in the same
+batches, with the same optimizer (fused AdamW); ours adds what the train stage does per step
+(class-weighted loss, gradient clipping, warmup schedule, accumulation bookkeeping, progress bar).
+Inference: ``loop.predict_proba`` vs a bare ``inference_mode`` forward over the same batches.
+Rounds alternate ours / bare so machine load hits both alike, and the fastest round of each
+counts (best of N: the round least disturbed by other processes on a shared machine). Each model
+runs in its own process, so its peak RSS is its own. Writes benchmarks/results/training.json.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import os
+import platform
+import resource
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+RESULTS = ROOT / "benchmarks" / "results" / "training.json"
+MODELS = ("sentence", "context")
+
+
+def peak_rss_mb() -> float:
+    scale = 1 / 1024 if platform.system() == "Linux" else 1 / 1024**2
+    return round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * scale, 1)
+
+
+def torch_threads_set() -> bool:
+    return "--threads" in sys.argv
+
+
+def setup(name: str, max_steps: int):
+    """The demo spec of ``name``, its module and adapter, and the demo train split as items."""
+    from citeworth.models import context, data, sentence
+    from citeworth.stages import stage_params
+    from citeworth.training import load_splits, model_spec
+
+    params = stage_params("train")
+    if params.threads and not torch_threads_set():
+        import torch
+
+        torch.set_num_threads(params.threads)
+    spec = model_spec(name, params.catalog[name])
+    spec.optim = dataclasses.replace(spec.optim, device="cpu", epochs=1, max_steps=max_steps)
+    train = load_splits(params.data_dir)["train"]
+    if spec.kind == "context":
+        from citeworth.models import encoders
+
+        module, adapter = context._assemble(spec, *encoders.load_encoder_and_tokenizer(spec.encoder))
+    else:
+        module, tokenizer = sentence.build(spec, train)
+        adapter = sentence.SentenceAdapter(tokenizer, spec.max_length)
+    items = adapter.items(train)
+    return spec, module, adapter, items, data.balanced_class_weights(data.labels(train))
+
+
+def batches_of(items, spec, max_steps):
+    import numpy as np
+
+    from citeworth.models import loop
+
+    order = loop.length_batches(items, spec.optim.batch_size, np.random.default_rng([1, 0]))
+    return order[:max_steps]
+
+
+def ours_train(module, adapter, items, spec, weights, order) -> float:
+    from citeworth.models import loop
+
+    subset = [items[i] for batch in order for i in batch]  # exactly the bare loop's examples
+    start = time.perf_counter()
+    loop.fit(module, adapter, subset, None, spec.optim, seed=1, class_weights=weights, desc="ours")
+    return time.perf_counter() - start
+
+
+def bare_train(module, adapter, items, spec, order) -> float:
+    import torch
+    from torch.nn import functional as F
+
+    optimizer = torch.optim.AdamW(module.parameters(), lr=spec.optim.lr, fused=True)
+    module.train()
+    start = time.perf_counter()
+    for idx in order:
+        batch = adapter.collate([items[i] for i in idx])
+        output = module(**batch.inputs)
+        logits = output.logits if hasattr(output, "logits") else output
+        if batch.select is not None:
+            logits = logits[batch.select]
+        F.cross_entropy(logits, batch.labels).backward()
+        optimizer.step()
+        optimizer.zero_grad(set_to_none=True)
+    return time.perf_counter() - start
+
+
+def ours_predict(module, adapter, items, spec) -> float:
+    import torch
+
+    from citeworth.models import loop
+
+    rows = sum(len(item.index) for item in items)
+    start = time.perf_counter()
+    loop.predict_proba(module, adapter, items, rows, spec.optim.eval_batch_size, torch.device("cpu"))
+    return time.perf_counter() - start
+
+
+def bare_predict(module, adapter, items, spec) -> float:
+    import torch
+
+    from citeworth.models import loop
+
+    module.eval()
+    start = time.perf_counter()
+    with torch.inference_mode():
+        for idx in loop.length_batches(items, spec.optim.eval_batch_size, None):
+            batch = adapter.collate([items[i] for i in idx])
+            output = module(**batch.inputs)
+            logits = output.logits if hasattr(output, "logits") else output
+            torch.softmax(logits if batch.select is None else logits[batch.select], dim=-1)
+    return time.perf_counter() - start
+
+
+def measure(name: str, rounds: int, max_steps: int) -> dict:
+    """One model, in this process: alternate ours / bare for training and inference."""
+    import torch
+
+    spec, module, adapter, items, weights = setup(name, max_steps)
+    initial = {k: v.clone() for k, v in module.state_dict().items()}
+    order = batches_of(items, spec, max_steps)
+    trained_examples = sum(len(items[i].index) for batch in order for i in batch)
+    times = {"ours_train": [], "bare_train": [], "ours_predict": [], "bare_predict": []}
+    for _ in range(rounds):
+        module.load_state_dict(initial)
+        times["ours_train"].append(ours_train(module, adapter, items, spec, weights, order))
+        module.load_state_dict(initial)
+        times["bare_train"].append(bare_train(module, adapter, items, spec, order))
+        times["ours_predict"].append(ours_predict(module, adapter, items, spec))
+        times["bare_predict"].append(bare_predict(module, adapter, items, spec))
+    best = {k: min(v) for k, v in times.items()}
+    sentences = sum(len(item.index) for item in items)
+    return {
+        "encoder": spec.encoder, "batch_size": spec.optim.batch_size,
+        "eval_batch_size": spec.optim.eval_batch_size, "threads": torch.get_num_threads(),
+        "train_steps": len(order), "train_examples": trained_examples, "inference_examples": sentences,
+        "inputs": "sentences" if spec.kind == "sentence" else "paragraph windows ([SEP] per sentence)",
+        "train": _compare(trained_examples, best["ours_train"], best["bare_train"]),
+        "inference": _compare(sentences, best["ours_predict"], best["bare_predict"]),
+        "median_ours_over_bare_time": {p: round(_median_ratio(times, p), 3) for p in ("train", "predict")},
+        "rounds_seconds": {k: [round(t, 3) for t in v] for k, v in times.items()},
+        "peak_rss_mb": peak_rss_mb(),
+    }
+
+
+def _median_ratio(times: dict, part: str) -> float:
+    return statistics.median(times[f"ours_{part}"]) / statistics.median(times[f"bare_{part}"])
+
+
+def _compare(examples: int, ours: float, bare: float) -> dict:
+    return {"ours_examples_per_s": round(examples / ours, 2),
+            "bare_examples_per_s": round(examples / bare, 2),
+            "ours_over_bare_time": round(ours / bare, 3), "within_1_1x": ours / bare <= 1.1}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--rounds", type=int, default=5, help="alternating ours/bare rounds (best counts)")
+    parser.add_argument("--max-steps", type=int, default=10, help="training steps per measurement")
+    parser.add_argument("--threads", type=int, help="torch CPU threads (default: train.threads of params.yaml)")
+    parser.add_argument("--worker", choices=MODELS, help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    os.chdir(ROOT)
+    if args.threads:
+        import torch
+
+        torch.set_num_threads(args.threads)
+    if args.worker:  # one model, printed as JSON for the parent
+        print(json.dumps(measure(args.worker, args.rounds, args.max_steps)))
+        return 0
+    results = {"command": " ".join(["python benchmarks/training.py", *(argv or sys.argv[1:])]),
+               "cores": os.cpu_count(), "load_average_at_start": [round(x, 2) for x in os.getloadavg()],
+               "models": {}}
+    for name in MODELS:
+        cmd = [sys.executable, __file__, "--worker", name, "--rounds", str(args.rounds),
+               "--max-steps", str(args.max_steps)]
+        cmd += ["--threads", str(args.threads)] if args.threads else []
+        done = subprocess.run(cmd, check=True, stdout=subprocess.PIPE, text=True)
+        results["models"][name] = json.loads(done.stdout.strip().splitlines()[-1])
+        summary = {part: results["models"][name][part] for part in ("train", "inference")}
+        print(name, json.dumps(summary), file=sys.stderr)
+    results["load_average_at_end"] = [round(x, 2) for x in os.getloadavg()]
+    RESULTS.parent.mkdir(parents=True, exist_ok=True)
+    RESULTS.write_text(json.dumps(results, indent=2, sort_keys=True) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
