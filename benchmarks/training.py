@@ -36,10 +36,6 @@ def peak_rss_mb() -> float:
     return round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * scale, 1)
 
 
-def torch_threads_set() -> bool:
-    return "--threads" in sys.argv
-
-
 def setup(name: str, max_steps: int):
     """The demo spec of ``name``, its module and adapter, and the demo train split as items."""
     from citeworth.models import context, data, sentence
@@ -47,10 +43,6 @@ def setup(name: str, max_steps: int):
     from citeworth.training import load_splits, model_spec
 
     params = stage_params("train")
-    if params.threads and not torch_threads_set():
-        import torch
-
-        torch.set_num_threads(params.threads)
     spec = model_spec(name, params.catalog[name])
     spec.optim = dataclasses.replace(spec.optim, device="cpu", epochs=1, max_steps=max_steps)
     train = load_splits(params.data_dir)["train"]
@@ -170,19 +162,26 @@ def _compare(examples: int, ours: float, bare: float) -> dict:
             "ours_over_bare_time": round(ours / bare, 3), "within_1_1x": ours / bare <= 1.1}
 
 
+def _params_threads() -> int | None:
+    from citeworth.stages import stage_params
+
+    return stage_params("train").threads
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--rounds", type=int, default=5, help="alternating ours/bare rounds (best counts)")
     parser.add_argument("--max-steps", type=int, default=10, help="training steps per measurement")
-    parser.add_argument("--threads", type=int, help="torch CPU threads (default: train.threads of params.yaml)")
+    parser.add_argument("--threads", type=int, help="torch threads (default: train.threads in params.yaml)")
     parser.add_argument("--worker", choices=MODELS, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     os.chdir(ROOT)
-    if args.threads:
+    threads = args.threads or _params_threads()
+    if threads:
         import torch
 
-        torch.set_num_threads(args.threads)
+        torch.set_num_threads(threads)
     if args.worker:  # one model, printed as JSON for the parent
         print(json.dumps(measure(args.worker, args.rounds, args.max_steps)))
         return 0
