@@ -239,19 +239,22 @@ def push(project: Path, stages: Iterable[str], remote: str | None = None) -> Non
 
 
 def git_tracked_outputs(project: Path, stages: Iterable[str]) -> list[str]:
-    """The outputs of ``stages`` that git keeps (metrics and plots with ``cache: false``)."""
+    """What git keeps of ``stages``' outputs: those with ``cache: false`` (metrics, plots, tables)
+    and the .gitignore files DVC writes beside cached ones -- each only if present and not ignored."""
     from dvc.repo import Repo
 
     wanted = set(stages)
     with Repo(str(project)) as repo:
-        paths = {
-            os.path.relpath(out.fs_path, project)
-            for stage in repo.index.stages
-            if stage.addressing in wanted or stage.name.split("@")[0] in wanted
-            for out in stage.outs
-            if not out.use_cache
-        }
-    return sorted(path for path in paths if (project / path).exists())
+        outs = [out for stage in repo.index.stages
+                if stage.addressing in wanted or stage.name.split("@")[0] in wanted
+                for out in stage.outs]
+    relative = [(Path(os.path.relpath(out.fs_path, project)), out.use_cache) for out in outs]
+    paths = {path.parent / ".gitignore" if cached else path for path, cached in relative}
+    present = sorted(str(path) for path in paths if (project / path).is_file())
+    if not present:
+        return []
+    ignored = set(git(project, "check-ignore", "--", *present, check=False).splitlines())
+    return [path for path in present if path not in ignored]
 
 
 # --- git: data versions -----------------------------------------------------------------------------

@@ -13,6 +13,7 @@ from datetime import timedelta
 from typing import Any
 
 from airflow.sdk import Asset, Param, get_current_context, task
+from airflow.sdk.exceptions import AirflowSkipException
 
 from citeworth_airflow import project
 
@@ -65,9 +66,10 @@ MODELS_PARAMS: dict[str, Param] = {
 }
 
 
-@task.short_circuit
-def resolve_release() -> dict[str, str] | None:
-    """The source release this run builds, or None (skip the run) when it already has a data version."""
+@task
+def resolve_release() -> dict[str, str]:
+    """The source release this run builds; skips the run (this task and so every later one) when
+    that release already has a data version."""
     from citeworth import orchestration
 
     context = get_current_context()
@@ -77,9 +79,8 @@ def resolve_release() -> dict[str, str] | None:
     as_of = context.get("data_interval_end") or context.get("logical_date")
     release = orchestration.resolve_release(root, source, form["release"], as_of)
     if release in orchestration.versioned_releases(root, source) and not form["force"]:
-        log.info("%s release %s already has data version %s: nothing to do", source, release,
-                 orchestration.data_version_tag(source, release))
-        return None
+        raise AirflowSkipException(f"{source} release {release} already has data version "
+                                   f"{orchestration.data_version_tag(source, release)}: nothing to do")
     return {"source": source, "release": release}
 
 

@@ -258,6 +258,11 @@ def test_standalone_trigger_through_the_rest_api_builds_and_versions_the_dataset
     assert locked_hashes(workspace, ["assemble", "assemble_baseline"]) == before
     git(workspace, "checkout", "--quiet", "--", "dvc.lock")
 
+    # The dataset asset announces the version to the models DAG.
+    [event] = airflow.api("GET", "/assets/events")["asset_events"]
+    assert event["name"] == "citeworth_dataset" and event["source_run_id"] == run_id
+    assert event["extra"]["tag"] == TAG and event["extra"]["release"] == "demo-v1"
+
     # The results page of the plugin shows the new version.
     latest = requests.get(f"{airflow.base}/citeworth/api/latest", timeout=10).json()
     assert latest["versions"] == [TAG] and latest["quality"]["success"] is True

@@ -116,9 +116,11 @@ def repo(tmp_path: Path) -> Path:
 
 def test_a_data_version_is_tagged_once_per_release_and_reruns_change_nothing(repo):
     (repo / "stats.json").write_text('{"sentences": 11}\n')
+    (repo / ".gitignore").write_text("/data\n")  # as `dvc repro` writes it for the cached output
     first = orchestration.tag_data_version(repo, "demo", "v1", ["assemble"])
     assert first["created"] and first["commit"] == _git(repo, "rev-parse", "HEAD")
     assert _git(repo, "show", "data/demo/v1:stats.json") == '{"sentences": 11}'  # metrics go with it
+    assert _git(repo, "show", "data/demo/v1:.gitignore") == "/data"
     again = orchestration.tag_data_version(repo, "demo", "v1", ["assemble"])
     assert again == {**first, "created": False}
     assert _git(repo, "rev-parse", "HEAD") == first["commit"]
