@@ -202,6 +202,13 @@ def requested_cells(cells: str | list, fields: list[str]) -> list[tuple[str, str
     return chosen
 
 
+def plan_cells(params: DomainsParams) -> list[list[str]]:
+    """Every [train, test] cell of the study by slug, row by row: what a DAG maps one task over
+    (each task: ``-S 'cells=[[a, b]]' -S aggregate=false``, then one task with ``cells=[]``)."""
+    fields = select_fields(load_records(Path(params.data_dir)), params)
+    return [[slug(a), slug(b)] for a, b in requested_cells("all", fields)]
+
+
 def cell_path(cells_dir: Path, train_field: str, test_field: str) -> Path:
     return Path(cells_dir) / f"{slug(train_field)}__{slug(test_field)}.json"
 

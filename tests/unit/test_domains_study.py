@@ -17,6 +17,7 @@ from citeworth.domains import (
     domains,
     field_parts,
     pearson,
+    plan_cells,
     requested_cells,
     select_fields,
 )
@@ -163,7 +164,9 @@ def test_stage_runs_cells_one_at_a_time_then_aggregates(tmp_path, tiny_encoder, 
         write_jsonl(tmp_path / f"data/citeworth/{split}.jsonl", rows[i::3])
     params = dict(model={"kind": "tfidf_lr"}, embedding=EmbeddingParams(encoder=tiny_encoder, cluster_dims=4))
 
-    one = domains(DomainsParams(cells=[["biology", "physics"]], aggregate=False, **params))
+    planned = plan_cells(DomainsParams(**params))
+    assert len(planned) == 9 and planned[1] == ["biology", "computer_science"]
+    one = domains(DomainsParams(cells=[planned[2]], aggregate=False, **params))
     assert one["cells_run"] == 1
     assert [p.name for p in (tmp_path / "metrics/domains").iterdir()] == ["biology__physics.json"]
     cell = json.loads((tmp_path / "metrics/domains/biology__physics.json").read_text())
