@@ -271,7 +271,8 @@ def data_version_tag(source: str, release: str) -> str:
     return f"{TAG_PREFIX}/{source}/{release}"
 
 
-def resolve_release(project: Path, source: str, requested: str | None, as_of: Any = None) -> str:
+def resolve_release(project: Path, source: str, requested: str | None, as_of: Any = None,
+                    api_key: str | None = None) -> str:
     """The concrete release a run builds: ``requested``, else params.yaml's, where "latest" means the
     newest release ``source`` had published by ``as_of`` (so a backfill date maps to one release)."""
     configured = stage_params_in(project, "download")
@@ -281,7 +282,7 @@ def resolve_release(project: Path, source: str, requested: str | None, as_of: An
     from citeworth.download.releases import latest_release
 
     with in_project(project):
-        return latest_release(source, as_of)
+        return latest_release(source, as_of, params=configured, api_key=api_key)
 
 
 def versioned_releases(project: Path, source: str) -> list[str]:

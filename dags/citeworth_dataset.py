@@ -19,6 +19,7 @@ from citeworth_airflow.tasks import (
     DEFAULT_ARGS,
     configure,
     curate_shard,
+    download,
     plan_shards,
     resolve_release,
     stage,
@@ -40,12 +41,12 @@ from citeworth.orchestration import DATASET_STAGES
 )
 def citeworth_dataset():
     release = resolve_release()
-    download = stage.override(task_id="download")("download")
-    configure(release) >> download
+    downloaded = download()
+    configure(release) >> downloaded
 
     shards = plan_shards.override(task_id="plan_curate")("curate")
     baseline_shards = plan_shards.override(task_id="plan_curate_baseline")("curate_baseline")
-    download >> [shards, baseline_shards]
+    downloaded >> [shards, baseline_shards]
     curated = curate_shard.partial(name="curate").expand(shard=shards)
     baseline = curate_shard.override(task_id="curate_baseline_shard").partial(name="curate_baseline").expand(
         shard=baseline_shards)

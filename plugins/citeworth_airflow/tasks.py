@@ -77,7 +77,7 @@ def resolve_release() -> dict[str, str]:
     root = project()
     source = form["source"] or orchestration.stage_params_in(root, "download").source
     as_of = context.get("data_interval_end") or context.get("logical_date")
-    release = orchestration.resolve_release(root, source, form["release"], as_of)
+    release = orchestration.resolve_release(root, source, form["release"], as_of, api_key=_s2_api_key())
     if release in orchestration.versioned_releases(root, source) and not form["force"]:
         raise AirflowSkipException(f"{source} release {release} already has data version "
                                    f"{orchestration.data_version_tag(source, release)}: nothing to do")
@@ -96,13 +96,42 @@ def configure(release: dict[str, str] | None = None) -> dict[str, Any]:
 @task
 def stage(name: str) -> Any:
     """Run one stage function unless DVC reports its recorded outputs up to date."""
+    return _run_unless_current(name)
+
+
+def _run_unless_current(name: str, overrides: list[str] | None = None, dvc_stage: str | None = None) -> Any:
     from citeworth import orchestration
 
     root = project()
-    if orchestration.is_up_to_date(root, name):
-        log.info("stage %s is up to date in dvc.lock: skipped", name)
+    if orchestration.is_up_to_date(root, dvc_stage or name):
+        log.info("stage %s is up to date in dvc.lock: skipped", dvc_stage or name)
         return {"skipped": True}
-    return orchestration.run_stage_in(root, name)
+    return orchestration.run_stage_in(root, name, overrides or [])
+
+
+@task
+def download() -> Any:
+    """The download stage; a Semantic Scholar API key kept in an Airflow connection reaches it
+    through the environment variable the download library reads (never a param or a log)."""
+    from citeworth import orchestration
+
+    root = project()
+    params = orchestration.stage_params_in(root, "download")
+    if params.source == "s2_api" and (key := _s2_api_key()):
+        os.environ[params.s2_api.api_key_env] = key
+    return _run_unless_current("download")
+
+
+def _s2_api_key() -> str | None:
+    """The key of connection ``semantic_scholar_default``, if that connection exists."""
+    from airflow.sdk.exceptions import AirflowNotFoundException
+
+    from citeworth_airflow.hooks import SemanticScholarHook
+
+    try:
+        return SemanticScholarHook().get_conn() or None
+    except AirflowNotFoundException:
+        return None
 
 
 @task
@@ -131,10 +160,4 @@ def plan_models() -> list[str]:
 @task(queue=TRAIN_QUEUE, map_index_template="{{ model }}")
 def train_model(model: str) -> Any:
     """Train one model: the same call as the dvc.yaml matrix cell ``train@<model>``."""
-    from citeworth import orchestration
-
-    root = project()
-    if orchestration.is_up_to_date(root, f"train@{model}"):
-        log.info("train@%s is up to date in dvc.lock: skipped", model)
-        return {"skipped": True}
-    return orchestration.run_stage_in(root, "train", [f"models=[{model}]"])
+    return _run_unless_current("train", [f"models=[{model}]"], dvc_stage=f"train@{model}")

@@ -1,8 +1,9 @@
 """The "CiteWorth" page in the Airflow UI: latest dataset stats, quality gate result, model metrics.
 
 A FastAPI app mounted by the plugin at ``/citeworth``: ``/citeworth/`` is the HTML page (shown in
-the UI's nav through an external view), ``/citeworth/api/latest`` the same data as JSON. It only
-reads result files of the project checkout; it has no write endpoints.
+the UI's nav through an external view), ``/citeworth/api/latest`` the same data as JSON and
+``/citeworth/quality/`` the Great Expectations Data Docs of the last validation. It only reads
+result files of the project checkout; it has no write endpoints.
 """
 
 from __future__ import annotations
@@ -11,8 +12,8 @@ import html
 import json
 from typing import Any
 
-from fastapi import FastAPI
-from fastapi.responses import HTMLResponse
+from fastapi import FastAPI, HTTPException
+from fastapi.responses import FileResponse, HTMLResponse
 
 app = FastAPI(title="citeworth results", description="Latest citeworth dataset, quality and model results")
 
@@ -34,11 +35,24 @@ def page() -> str:
     return render(_results())
 
 
+@app.get("/quality/{path:path}")
+def data_docs(path: str) -> FileResponse:
+    """A file of the Data Docs site (reports/quality/site); nothing outside it is served."""
+    from citeworth_airflow import project
+
+    site = (project() / "reports" / "quality" / "site").resolve()
+    target = (site / (path or "index.html")).resolve()
+    if not target.is_relative_to(site) or not target.is_file():
+        raise HTTPException(status_code=404, detail=f"no Data Docs file {path!r}")
+    return FileResponse(target)
+
+
 def render(results: dict[str, Any]) -> str:
     sections = [
         ("Data versions", _list(results.get("versions") or [])),
         ("Dataset", _table(_dataset_rows(results.get("dataset")))),
-        ("Quality gate", _table(_quality_rows(results.get("quality")))),
+        ("Quality gate", _table(_quality_rows(results.get("quality")))
+         + "<p><a href='quality/index.html'>Data Docs</a></p>"),
         ("Models", _table(_metric_rows(results.get("models")))),
         ("Domains", _json(results.get("domains"))),
         ("Transfer", _json(results.get("transfer"))),
@@ -65,16 +79,29 @@ def _dataset_rows(stats: dict | None) -> list[tuple[str, Any]]:
 
 
 def _quality_rows(summary: dict | None) -> list[tuple[str, Any]]:
+    """The verdict and counts; the per-expectation details live in the Data Docs."""
     if not summary:
         return []
-    return [(key, value if not isinstance(value, (dict, list)) else json.dumps(value, sort_keys=True))
-            for key, value in sorted(summary.items())]
+    rows = []
+    for key, value in sorted(summary.items()):
+        if isinstance(value, list):
+            rows.append((key, "; ".join(map(str, value)) or "none"))
+        elif not isinstance(value, dict):
+            rows.append((key, value))
+    return rows
 
 
 def _metric_rows(models: dict | None) -> list[tuple[str, Any]]:
     if not models:
         return []
-    return [(name, json.dumps(values, sort_keys=True)) for name, values in sorted(models.items())]
+    return [(values.get("label", name), _scores(values)) for name, values in sorted(models.items())]
+
+
+def _scores(values: dict) -> str:
+    if {"f1", "precision", "recall"} <= set(values):
+        return (f"F1 {values['f1']:.4f} ± {values.get('f1_std', 0):.4f}, P {values['precision']:.4f}, "
+                f"R {values['recall']:.4f}")
+    return json.dumps(values, sort_keys=True)
 
 
 def _table(rows: list[tuple[str, Any]]) -> str:

@@ -1,0 +1,98 @@
+"""The Airflow plugin's pieces that run without a scheduler: the results page and the S2 hook."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "plugins"))
+
+from citeworth_airflow import ui  # noqa: E402  (plugins/ is Airflow's import root, not a package)
+
+
+@pytest.fixture()
+def project(tmp_path: Path, monkeypatch) -> Path:
+    (tmp_path / "params.yaml").write_text("download: {}\n")
+    (tmp_path / "dvc.yaml").write_text("stages: {}\n")
+    (tmp_path / "reports" / "quality").mkdir(parents=True)
+    (tmp_path / "metrics").mkdir()
+    (tmp_path / "reports" / "dataset_stats.json").write_text(json.dumps(
+        {"overall": {"papers": 12, "sentences": 345, "cite_worthy_share": 0.31},
+         "splits": {"test": {"papers": 2, "per_field": {"Biology": 1}}}}))
+    summary = {"success": True, "warnings": ["raw_records.has_fields_of_study"], "expectations": {"x": {}}}
+    (tmp_path / "reports" / "quality" / "summary.json").write_text(json.dumps(summary))
+    (tmp_path / "reports" / "quality" / "site").mkdir()
+    (tmp_path / "reports" / "quality" / "site" / "index.html").write_text("<h1>Data Docs</h1>")
+    (tmp_path / "reports" / "quality" / "secret.txt").write_text("not part of the site")
+    models = {"tfidf_lr": {"label": "Logistic Regression", "f1": 0.8, "f1_std": 0.0, "precision": 1.0,
+                           "recall": 0.6667}, "<script>x</script>": {"runtime": 1}}
+    (tmp_path / "metrics" / "models.json").write_text(json.dumps(models))
+    subprocess.run(["git", "init", "--quiet"], cwd=tmp_path, check=True)
+    subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@t", "commit", "--quiet", "--allow-empty",
+                    "-m", "x"], cwd=tmp_path, check=True)
+    subprocess.run(["git", "tag", "data/demo/demo-v1"], cwd=tmp_path, check=True)
+    monkeypatch.setenv("CITEWORTH_PROJECT_DIR", str(tmp_path))
+    return tmp_path
+
+
+def test_results_page_shows_versions_dataset_quality_and_models_escaped(project):
+    from fastapi.testclient import TestClient
+
+    client = TestClient(ui.app)
+    page = client.get("/")
+    assert page.status_code == 200 and page.headers["content-type"].startswith("text/html")
+    html = page.text
+    assert "data/demo/demo-v1" in html
+    assert "overall sentences</th><td>345" in html and "test papers</th><td>2" in html
+    assert "success</th><td>True" in html and "warnings</th><td>raw_records.has_fields_of_study" in html
+    assert "Logistic Regression</th><td>F1 0.8000 ± 0.0000, P 1.0000, R 0.6667" in html
+    assert "&lt;script&gt;x&lt;/script&gt;" in html and "<script>" not in html
+    assert "Domains</h2><p>not produced yet" in html
+    latest = client.get("/api/latest").json()
+    assert latest["quality"]["success"] is True and latest["versions"] == ["data/demo/demo-v1"]
+
+
+def test_data_docs_are_served_and_nothing_outside_them(project):
+    from fastapi.testclient import TestClient
+
+    client = TestClient(ui.app)
+    assert client.get("/quality/index.html").text == "<h1>Data Docs</h1>"
+    assert client.get("/quality/../secret.txt").status_code == 404
+    assert client.get("/quality/%2e%2e/secret.txt").status_code == 404
+    assert client.get("/quality/missing.html").status_code == 404
+
+
+def test_results_page_says_what_is_wrong_outside_a_project(tmp_path, monkeypatch):
+    from fastapi.testclient import TestClient
+
+    monkeypatch.setenv("CITEWORTH_PROJECT_DIR", str(tmp_path))
+    with pytest.raises(Exception, match="is not a citeworth project"):
+        TestClient(ui.app).get("/")
+
+
+HOOK_SCRIPT = """
+from citeworth_airflow.tasks import _s2_api_key
+print("KEY=" + repr(_s2_api_key()))
+"""
+
+
+@pytest.mark.parametrize(("connection", "expected"), [
+    ('{"conn_type": "http", "password": "s2-secret"}', "'s2-secret'"),
+    ('{"conn_type": "generic", "extra": {"api_key": "from-extra"}}', "'from-extra'"),
+    (None, "None"),
+])
+def test_the_s2_api_key_comes_from_the_airflow_connection_when_there_is_one(tmp_path, connection, expected):
+    env = {key: value for key, value in os.environ.items() if not key.startswith("AIRFLOW_CONN_")}
+    env.update(AIRFLOW_HOME=str(tmp_path), PYTHONPATH=str(ROOT / "plugins"))
+    if connection:
+        env["AIRFLOW_CONN_SEMANTIC_SCHOLAR_DEFAULT"] = connection
+    done = subprocess.run([sys.executable, "-c", HOOK_SCRIPT], env=env, capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert f"KEY={expected}" in done.stdout
