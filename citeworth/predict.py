@@ -30,9 +30,11 @@ CHUNK = 256  # paragraphs scored together: batches stay full, memory stays flat 
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="citeworth predict",
-        description="Score every sentence for cite-worthiness (does it need a citation?) with a trained "
-        "model; the context model (default) reads each paragraph as a whole. Writes one JSON line per "
-        "sentence: paragraph, sentence, text, score = P(cite-worthy), cite_worthy = score >= threshold.",
+        description="Score every sentence for cite-worthiness (does it need a citation?) with a model\n"
+        "trained by `citeworth run train`; the context model (default) reads each paragraph whole.\n"
+        "Text is split into sentences as the dataset's curation splits them (scispacy + pysbd).\n\n"
+        "Output: one JSON line per sentence with paragraph, sentence (indices), text,\n"
+        "score = P(cite-worthy), cite_worthy = score >= threshold, and label when the input had one.",
         epilog="examples:  citeworth predict --text 'Deep nets excel at vision. We use one here.'\n"
         "           citeworth predict draft.txt --out scores.jsonl\n"
         "           citeworth predict data/citeworth/test.jsonl --model models/sentence",
