@@ -1,9 +1,10 @@
 """**citeworth_models**: train, compare and transfer cite-worthiness models on the latest dataset.
 
 Scheduled on the `citeworth_dataset` asset (a new data version) or triggered by hand with the
-form. configure -> train, one mapped task per model (the GPU queue on a Celery deployment), domains
-(Table 5) and transfer (Table 6) -> report (Table 4) -> version (`dvc commit`, `dvc push`, a git
-commit of dvc.lock and the metrics).
+form. configure -> train, one mapped task per model (the GPU queue on a Celery deployment); the
+domain study, one mapped task per train field x test field cell, then its aggregation (Table 5);
+transfer (Table 6) -> report (Table 4) -> version (`dvc commit`, `dvc push`, a git commit of
+dvc.lock and the metrics).
 """
 
 from __future__ import annotations
@@ -18,6 +19,9 @@ from citeworth_airflow.tasks import (
     MODELS_PARAMS,
     TRAIN_QUEUE,
     configure,
+    domain_cell,
+    domains_aggregate,
+    plan_cells,
     plan_models,
     stage,
     train_model,
@@ -43,9 +47,11 @@ def citeworth_models():
     configured >> models
     trained = train_model.expand(model=models)
 
-    domains = stage.override(task_id="domains", queue=TRAIN_QUEUE)("domains")
+    cells = plan_cells()
+    configured >> cells
+    domains = domain_cell.expand(cell=cells) >> domains_aggregate.override(task_id="domains")()
     transfer = stage.override(task_id="transfer", queue=TRAIN_QUEUE)("transfer")
-    configured >> [domains, transfer]
+    configured >> transfer
 
     # Table 4 links the domain and transfer reports, so it is written after them (as in dvc.yaml).
     report = stage.override(task_id="report")("report")

@@ -161,3 +161,31 @@ def plan_models() -> list[str]:
 def train_model(model: str) -> Any:
     """Train one model: the same call as the dvc.yaml matrix cell ``train@<model>``."""
     return _run_unless_current("train", [f"models=[{model}]"], dvc_stage=f"train@{model}")
+
+
+@task
+def plan_cells() -> list[list[str]]:
+    """The domain study's [train field, test field] cells (slugs), one mapped task each."""
+    from citeworth import orchestration
+    from citeworth.domains import plan_cells as cells_of
+
+    root = project()
+    params = orchestration.stage_params_in(root, "domains")
+    with orchestration.in_project(root):
+        return cells_of(params)
+
+
+@task(queue=TRAIN_QUEUE, map_index_template="{{ cell | join(' -> ') }}")
+def domain_cell(cell: list[str]) -> Any:
+    """Train on one field, test on another; a cell whose fingerprinted result is current is a no-op."""
+    from citeworth import orchestration
+
+    train_field, test_field = cell
+    return orchestration.run_stage_in(project(), "domains",
+                                      [f"cells=[[{train_field}, {test_field}]]", "aggregate=false"])
+
+
+@task(queue=TRAIN_QUEUE)
+def domains_aggregate() -> Any:
+    """The matrix, embedding clusters, plots and Table 5 from every cell: the ``domains`` stage's outputs."""
+    return _run_unless_current("domains", ["cells=[]", "aggregate=true"])

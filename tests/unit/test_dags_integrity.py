@@ -111,6 +111,9 @@ def test_models_dag_maps_training_over_models_on_the_training_queue(facts):
     assert tasks["train_model"]["queue"] == "gpu"
     assert "plan_models" in tasks["train_model"]["upstream"]
     assert "configure" in tasks["plan_models"]["upstream"]  # models are read after the form is applied
+    assert tasks["domain_cell"]["mapped"] and tasks["domain_cell"]["queue"] == "gpu"
+    assert tasks["domains"]["upstream"] == ["domain_cell"]
+    assert "configure" in tasks["plan_cells"]["upstream"]
     assert tasks["report"]["upstream"] == ["domains", "train_model", "transfer"]
     assert tasks["version"]["upstream"] == ["report"]
 
