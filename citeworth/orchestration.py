@@ -88,7 +88,7 @@ def plan_shards(project: Path, stage: str) -> list[str]:
         keys = list_shards(params)
     out_dir = project / params.out_dir
     for stale in sorted(out_dir.glob("*/*")) if out_dir.is_dir() else []:
-        if stale.is_file() and stale.name.split(".")[0] not in keys:
+        if stale.is_file() and stale.name.rsplit(".", 1)[0] not in keys:  # <key>.jsonl, <key>.json
             log.info("removing %s: its shard is not among this run's inputs", stale)
             stale.unlink()
     return keys

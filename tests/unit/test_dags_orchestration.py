@@ -78,15 +78,16 @@ def test_apply_params_rejects_unknown_keys_with_the_stage_message_and_writes_not
 def test_plan_shards_lists_shards_and_drops_outputs_of_shards_no_longer_listed(project, monkeypatch):
     import citeworth.curate.stage as curate_stage
 
-    monkeypatch.setattr(curate_stage, "list_shards", lambda params: ["unarxive__a"])
+    monkeypatch.setattr(curate_stage, "list_shards", lambda params: ["unarxive__a", "tei__paper.tei"])
     out = project / yaml.safe_load((project / "params.yaml").read_text())["curate"]["out_dir"]
-    kept = [out / "paragraphs" / "unarxive__a.jsonl", out / "stats" / "unarxive__a.json"]
+    kept = [out / "paragraphs" / "unarxive__a.jsonl", out / "stats" / "unarxive__a.json",
+            out / "paragraphs" / "tei__paper.tei.jsonl"]
     stale = [out / "paragraphs" / "unarxive__old.jsonl", out / "quarantine" / "unarxive__old.jsonl",
              out / "stats" / "unarxive__old.json"]
     for path in kept + stale:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text("{}\n")
-    assert orchestration.plan_shards(project, "curate") == ["unarxive__a"]
+    assert orchestration.plan_shards(project, "curate") == ["unarxive__a", "tei__paper.tei"]
     assert all(path.exists() for path in kept)
     assert not any(path.exists() for path in stale)
 
