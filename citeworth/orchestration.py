@@ -302,30 +302,34 @@ def commit_version(project: Path, stages: Iterable[str], message: str) -> str | 
     return git(project, "rev-parse", "HEAD")
 
 
-def tag_data_version(project: Path, source: str, release: str, stages: Iterable[str]) -> dict[str, Any]:
-    """Tag the commit holding this release's dataset; a rerun with the same hashes changes nothing.
+def tag_data_version(project: Path, source: str, release: str, stages: Iterable[str],
+                     replace: bool = False) -> dict[str, Any]:
+    """Tag the commit holding this release's dataset; a rerun with the same outputs changes nothing.
 
-    An existing tag whose recorded dataset stages differ from the workspace's means the same
-    source release produced different data: that is a reproducibility failure, not a new version.
+    An existing tag whose recorded outputs differ from the workspace's means the same source
+    release produced different data (other code or params): that fails, unless ``replace`` (a
+    forced rebuild) moves the tag to the new version.
     """
     stages = list(stages)
     tag = data_version_tag(source, release)
     if git(project, "tag", "--list", tag):
-        tagged = _locked_stages(git(project, "show", f"{tag}:dvc.lock"), stages)
-        current = _locked_stages((project / "dvc.lock").read_text(), stages)
-        if tagged != current:
+        tagged = _locked_outputs(git(project, "show", f"{tag}:dvc.lock"), stages)
+        if tagged == _locked_outputs((project / "dvc.lock").read_text(), stages):
+            return {"tag": tag, "commit": git(project, "rev-parse", f"{tag}^{{commit}}"), "created": False}
+        if not replace:
             raise StageFailed(f"{tag} already exists with different dataset hashes: the release was "
-                              "rebuilt differently (check params and code); delete the tag to re-version")
-        return {"tag": tag, "commit": git(project, "rev-parse", f"{tag}^{{commit}}"), "created": False}
+                              "rebuilt differently (check params and code); run with force to re-version")
     commit = commit_version(project, stages, f"Data version {tag}") or git(project, "rev-parse", "HEAD")
-    git(project, "tag", "--annotate", tag, "--message", f"citeworth dataset from {source} release {release}",
-        commit)
+    git(project, "tag", "--force", "--annotate", tag, "--message",
+        f"citeworth dataset from {source} release {release}", commit)
     return {"tag": tag, "commit": commit, "created": True}
 
 
-def _locked_stages(lock_text: str, stages: list[str]) -> dict[str, Any]:
+def _locked_outputs(lock_text: str, stages: list[str]) -> dict[str, list[tuple[str, str]]]:
     locked = (yaml.safe_load(lock_text) or {}).get("stages", {})
-    return {name: locked.get(name) for name in stages}
+    outs = {name: (locked.get(name) or {}).get("outs", []) for name in stages}
+    return {name: sorted((out["path"], out.get("md5", "")) for out in entries)
+            for name, entries in outs.items()}
 
 
 # --- latest results for the UI ------------------------------------------------------------------------

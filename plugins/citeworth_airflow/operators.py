@@ -42,7 +42,8 @@ class DvcVersionOperator(BaseOperator):
         if form.get("push", True):
             orchestration.push(root, self.stages, form.get("dvc_remote"))
         if self.source and self.release:
-            version = orchestration.tag_data_version(root, self.source, self.release, self.stages)
+            version = orchestration.tag_data_version(root, self.source, self.release, self.stages,
+                                                     replace=bool(form.get("force")))
         else:
             commit = orchestration.commit_version(root, self.stages, f"Model results ({context['run_id']})")
             version = {"commit": commit or orchestration.git(root, "rev-parse", "HEAD"),

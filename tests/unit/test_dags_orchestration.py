@@ -134,6 +134,8 @@ def test_a_release_rebuilt_with_other_hashes_is_refused(repo):
     lock.write_text(lock.read_text().replace("aaa.dir", "bbb.dir"))
     with pytest.raises(StageFailed, match="data/demo/v1 already exists with different dataset hashes"):
         orchestration.tag_data_version(repo, "demo", "v1", ["assemble"])
+    forced = orchestration.tag_data_version(repo, "demo", "v1", ["assemble"], replace=True)
+    assert forced["created"] and "bbb.dir" in _git(repo, "show", "data/demo/v1:dvc.lock")
 
 
 def test_latest_results_reads_what_exists(repo):
