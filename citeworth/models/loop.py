@@ -192,8 +192,8 @@ def fit(module: torch.nn.Module, adapter: Adapter, train_items: list[Item], dev:
         trainer = _Trainer(module, adapter, train_items, dev, optim, seed, optimizer, scheduler, weights,
                            device, state, best_state, checkpoints, live, total_steps, desc)
         trainer.run()
-    if trainer.best_state is not None:
-        module.load_state_dict(trainer.best_state)
+    if trainer.best_state is not None and state.best_step != state.step:
+        module.load_state_dict(trainer.best_state)  # back to the best-on-dev weights
     if checkpoints:
         checkpoints.clear()
     return state.history
@@ -279,10 +279,12 @@ class _Trainer:
         if self.dev:
             f1 = self.dev.f1(self.module, self.adapter, self.optim.eval_batch_size, self.device)
         self.module.train()
-        improved = f1 is None or f1 > state.best_f1
+        improved = f1 is not None and f1 > state.best_f1
         if improved:
-            state.best_f1, state.best_step, state.bad_evals = (f1 if f1 is not None else -1.0), state.step, 0
+            state.best_f1, state.best_step, state.bad_evals = f1, state.step, 0
             self.best_state = _cpu_copy(self.module)
+        elif f1 is None:  # no dev set, no best: the last weights are the result
+            state.best_step = state.step
         else:
             state.bad_evals += 1
             state.stopped = state.bad_evals >= self.optim.patience
