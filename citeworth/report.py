@@ -2,7 +2,7 @@
 
 Table 4 lists P / R / F1 of the cite-worthy class (×100, mean ± std over seeds, as the paper) and
 the training runtime, with the paper's F1 beside each row that has a counterpart. Reports of later
-stages (domains, transfer) are linked when they exist.
+stages (Table 5: domains, Table 6: transfer) are linked when they exist.
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ class ReportParams:
     order: list[str] = field(default_factory=lambda: list(PAPER_F1))  # row order; others follow by name
     paper_f1: dict[str, float] = field(default_factory=lambda: dict(PAPER_F1))  # model name -> paper F1
     related: list[Path] = field(  # linked from the table when present
-        default_factory=lambda: [Path("reports/domains.md"), Path("reports/transfer.md")])
+        default_factory=lambda: [Path("reports/table5.md"), Path("reports/table6.md")])
 
 
 def load_model_metrics(metrics_dir: Path) -> dict[str, dict]:
@@ -77,8 +77,16 @@ def table4(all_metrics: dict[str, dict], params: ReportParams) -> str:
                   + ", ".join(f"[{n}]({_link(Path(p), base)})" for n, p in saliency.items())]
     present = [p for p in params.related if p.exists()]
     if present:
-        lines += ["", "Related reports: " + ", ".join(f"[{p.stem}]({_link(p, base)})" for p in present)]
+        lines += ["", "Related reports: " + ", ".join(f"[{_title(p)}]({_link(p, base)})" for p in present)]
     return "\n".join(lines) + "\n"
+
+
+def _title(path: Path) -> str:
+    """A report's first Markdown heading, else its file name."""
+    for line in path.read_text(encoding="utf-8").splitlines():
+        if line.startswith("# "):
+            return line[2:].strip()
+    return path.stem
 
 
 def _duration(seconds: float) -> str:
