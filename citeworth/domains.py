@@ -38,6 +38,7 @@ from citeworth.io import atomic_write, dumps, read_jsonl, write_json, write_text
 from citeworth.models import data, encoders, loop
 from citeworth.models.base import SPEC_FILE, load_trained
 from citeworth.params import to_dict
+from citeworth.training import evaluate, fit_model, model_spec
 
 log = logging.getLogger(__name__)
 
@@ -91,8 +92,8 @@ def domains(params: DomainsParams) -> dict:
     fields = select_fields(records, params)
     parts = field_parts(records, fields, params.split, params.split_seed)
     cells = requested_cells(params.cells, fields)
-    context = _Context(params, parts, data.dataset_version(_split_files(params.data_dir)))
-    run = context.run_cells(cells)
+    runner = _CellRunner(params, parts, data.dataset_version(_split_files(params.data_dir)))
+    run = runner.run_cells(cells)
     summary: dict = {"fields": fields, "cells_run": run, "cells_current": len(cells) - run}
     if params.aggregate:
         metrics = aggregate(fields, parts, params)
@@ -222,14 +223,12 @@ def _digest(obj: dict) -> str:
 
 
 @dataclass
-class _Context:
+class _CellRunner:
     params: DomainsParams
     parts: dict
     version: str
 
     def __post_init__(self) -> None:
-        from citeworth.training import model_spec
-
         self.spec = model_spec("domains", dict(self.params.model))
         self.base = {"data": self.version, "split": list(self.params.split),
                      "split_seed": self.params.split_seed, "model": to_dict(self.spec)}
@@ -254,8 +253,6 @@ class _Context:
             for seed in self.params.seeds:
                 trained = self.trained_model(train_field, seed)
                 for test_field in tests:
-                    from citeworth.training import evaluate
-
                     metrics = evaluate(trained, cell_data(self.parts, train_field, test_field)["test"])
                     scores[test_field].append({k: metrics[k] for k in (*METRIC_KEYS, "n", "n_positive")})
             for test_field in tests:
@@ -264,8 +261,6 @@ class _Context:
 
     def trained_model(self, train_field: str, seed: int):
         """The model of ``train_field`` and ``seed``: from the cache if current, else trained and cached."""
-        from citeworth.training import fit_model
-
         directory = Path(self.params.cache_dir) / slug(train_field) / f"seed{seed}"
         fingerprint = _digest({**self.base, "train": train_field, "seed": seed})
         saved = directory / SPEC_FILE

@@ -293,8 +293,9 @@ def predict_classes(module: nn.Module, adapter: loop.Adapter, items: list[loop.I
 class FineTuneParams:
     max_length: int = 128  # sub-word tokens per input, specials included; longer inputs are truncated
     dropout: float = 0.1
-    optim: OptimParams = field(default_factory=lambda: OptimParams(lr=2e-5, warmup_steps=0, weight_decay=0.01,
-                                                                    epochs=3, patience=99))
+    # No early stopping: every run trains its epochs; dev and test are scored at the end.
+    optim: OptimParams = field(default_factory=lambda: OptimParams(batch_size=32, epochs=3, lr=2e-5,
+                                                                    warmup_steps=0, weight_decay=0.01))
 
 
 def score(metric: str, gold: list, predicted: list) -> float:
