@@ -263,8 +263,7 @@ class _CellRunner:
         """The model of ``train_field`` and ``seed``: from the cache if current, else trained and cached."""
         directory = Path(self.params.cache_dir) / slug(train_field) / f"seed{seed}"
         fingerprint = _digest({**self.base, "train": train_field, "seed": seed})
-        saved = directory / SPEC_FILE
-        if saved.exists() and json.loads(saved.read_text()).get("fingerprint") == fingerprint:
+        if _cached(directory, fingerprint):
             log.info("domains: reusing the %s model (seed %d) from %s", train_field, seed, directory)
             return load_trained(directory)
         cell = cell_data(self.parts, train_field, train_field)
@@ -272,7 +271,12 @@ class _CellRunner:
                  len(cell["train"]), len(cell["dev"]))
         trained = fit_model(self.spec, cell["train"], cell["dev"], seed,
                             out_dir=directory.with_name(f"{directory.name}.fit"))
-        trained.save(directory, extra={"fingerprint": fingerprint})
+        try:
+            trained.save(directory, extra={"fingerprint": fingerprint})
+        except OSError:
+            # Mapped cells of one train field may run at once: the same model, saved by another task.
+            if not _cached(directory, fingerprint):
+                raise
         return trained
 
     def write_cell(self, train_field: str, test_field: str, per_seed: list[dict]) -> None:
@@ -288,6 +292,11 @@ class _CellRunner:
             "data": {part: _counts(cell[part]) for part in PARTS},
         })
         log.info("domains: %s -> %s F1 %.4f", train_field, test_field, aggregated["f1"]["mean"])
+
+
+def _cached(directory: Path, fingerprint: str) -> bool:
+    saved = directory / SPEC_FILE
+    return saved.exists() and json.loads(saved.read_text()).get("fingerprint") == fingerprint
 
 
 def _counts(records: list[dict]) -> dict:
