@@ -31,6 +31,17 @@ def run_cli(project: Path, *args: str) -> subprocess.CompletedProcess:
     return result
 
 
+@pytest.fixture
+def torch_one_thread():
+    """Toy models gain nothing from intra-op threads and lose much to them on a busy machine."""
+    import torch
+
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)
+
+
 @pytest.fixture(scope="session")
 def cli():
     """``cli(project, *args)``: run the citeworth CLI in a project directory (fails the test on error)."""

@@ -24,6 +24,8 @@ from citeworth.domains import (
 from citeworth.errors import StageFailed
 from citeworth.io import write_jsonl
 
+pytestmark = pytest.mark.usefixtures("torch_one_thread")
+
 FIELDS = {"Biology": 5, "Physics": 4, "Computer Science": 3, "Economics": 2}  # papers per field
 WORDS = {"Biology": "cells protein gene tissue", "Physics": "quantum field energy particle",
          "Computer Science": "algorithm network model data", "Economics": "market price trade"}
@@ -127,17 +129,6 @@ def test_pearson():
     assert pearson([1, 2, 3], [2, 4, 6]) == pytest.approx(1.0)
     assert pearson([1, 2, 3], [3, 2, 1]) == pytest.approx(-1.0)
     assert pearson([1, 1, 1], [1, 2, 3]) is None
-
-
-@pytest.fixture(autouse=True)
-def one_thread():
-    """Toy models gain nothing from intra-op threads and lose much to them on a busy machine."""
-    import torch
-
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
 
 
 @pytest.fixture(scope="module")

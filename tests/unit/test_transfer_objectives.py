@@ -24,21 +24,12 @@ from citeworth.transfer import (
     objective_losses,
 )
 
+pytestmark = pytest.mark.usefixtures("torch_one_thread")
+
 SENTENCES = [("Prior studies reported the same effect in mice.", 1),
              ("We measured the signal at three temperatures.", 0),
              ("The method follows the standard protocol of earlier work.", 1),
              ("Figure two shows the resulting spectra for each sample.", 0)]
-
-
-@pytest.fixture(autouse=True)
-def one_thread():
-    """Toy models gain nothing from intra-op threads and lose much to them on a busy machine."""
-    import torch
-
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
 
 
 @pytest.fixture(scope="module")

@@ -12,6 +12,8 @@ from citeworth.io import write_jsonl
 from citeworth.models.spec import OptimParams
 from citeworth.transfer import DownstreamParams, PretrainParams, TransferParams, transfer
 
+pytestmark = pytest.mark.usefixtures("torch_one_thread")
+
 SENTENCES = [("Prior studies reported the same effect in mice.", "check-worthy"),
              ("We measured the signal at three temperatures.", "non-check-worthy"),
              ("This approach follows the protocol of earlier work.", "check-worthy"),
@@ -25,17 +27,6 @@ def dataset(directory, n_paragraphs: int) -> None:
                  "samples": [{"text": text, "label": label} for text, label in SENTENCES]}
                 for i in range(n_paragraphs)]
         write_jsonl(directory / f"{split}.jsonl", rows)
-
-
-@pytest.fixture(autouse=True)
-def one_thread():
-    """Toy models gain nothing from intra-op threads and lose much to them on a busy machine."""
-    import torch
-
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
 
 
 @pytest.fixture(scope="module")
