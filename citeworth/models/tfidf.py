@@ -30,6 +30,9 @@ class TfidfModel(TrainedModel):
         return self.pipeline.predict_proba(texts)[:, positive]
 
     def save_files(self, directory: Path) -> None:
+        # sklearn caches id(stop_words), a memory address, to skip re-validating stop words; without
+        # it the pickle is byte-identical across runs (sklearn re-validates when it is missing).
+        vars(self.pipeline.named_steps["tfidf"]).pop("_stop_words_id", None)
         joblib.dump(self.pipeline, directory / PIPELINE_FILE)
 
     @property
