@@ -28,10 +28,11 @@ ID2LABEL = {0: data.NEGATIVE, 1: data.POSITIVE}
 
 
 class SentenceAdapter(loop.Adapter):
-    """One item per sentence: ``[CLS] sentence [SEP]`` truncated to ``max_length`` tokens."""
+    """One item per sentence: ``[CLS] sentence [SEP]``, cut to ``max_length`` tokens (counted, logged)."""
 
     def __init__(self, tokenizer, max_length: int):
         self.tokenizer, self.max_length = tokenizer, max_length
+        self.last_stats: dict = {}
 
     def items(self, records: list[dict], weights: np.ndarray | None = None) -> list[loop.Item]:
         texts = data.sentences(records)
@@ -39,7 +40,14 @@ class SentenceAdapter(loop.Adapter):
             return []
         y = data.labels(records)
         w = np.ones(len(texts)) if weights is None else weights
-        ids = self.tokenizer(texts, truncation=True, max_length=self.max_length)["input_ids"]
+        ids = self.tokenizer(texts, verbose=False)["input_ids"]
+        too_long = [i for i, row in enumerate(ids) if len(row) > self.max_length]
+        for i in too_long:  # keep the closing special token ([SEP] / </s>)
+            ids[i] = ids[i][: self.max_length - 1] + ids[i][-1:]
+        self.last_stats = {"sentences_truncated": len(too_long)}
+        if too_long:
+            log.info("%d of %d sentences longer than %d tokens were truncated", len(too_long), len(texts),
+                     self.max_length)
         return [loop.Item(ids[i], [int(y[i])], [float(w[i])], [i]) for i in range(len(texts))]
 
     def collate(self, items: list[loop.Item]) -> loop.Batch:
@@ -120,10 +128,13 @@ def fit(spec: ModelSpec, train: list[dict], dev: list[dict], seed: int, work_dir
     module, tokenizer = build(spec, train)
     adapter = SentenceAdapter(tokenizer, spec.max_length)
     items = adapter.items(train)
+    train_stats = {f"train_{k}": v for k, v in adapter.last_stats.items()}
     if spec.kind == "crnn" and spec.crnn.oversample:
         items = oversample(items, np.random.default_rng(seed))
     weights = data.balanced_class_weights(data.labels(train)) if spec.weighted_loss else np.ones(2)
-    return _train(spec, module, adapter, tokenizer, items, weights, dev, seed, work_dir, live_dir)
+    model = _train(spec, module, adapter, tokenizer, items, weights, dev, seed, work_dir, live_dir)
+    model.stats = train_stats
+    return model
 
 
 def _train(spec, module, adapter, tokenizer, items, class_weights, dev, seed, work_dir,
@@ -145,16 +156,17 @@ def _fit_pu(spec, train, dev, seed, work_dir, live_dir) -> TorchModel:
     dev_labels = data.labels(dev)
     c = pu.estimate_c(g.predict_proba(dev)[dev_labels == 1])
     train_w = pu.unlabelled_positive_weights(g.predict_proba(train), c)
+    mean_w = float(train_w[data.labels(train) == 0].mean())
     log.info("PU: c = %.4f on %d dev positives; mean w of unlabelled train sentences %.4f", c,
-             int(dev_labels.sum()), float(train_w[data.labels(train) == 0].mean()))
+             int(dev_labels.sum()), mean_w)
     torch.manual_seed(seed)
     module, tokenizer = build(spec, train)
     adapter = SentenceAdapter(tokenizer, spec.max_length)
     items = pu.pu_items(adapter.items(train), dict(enumerate(train_w.tolist())))
     model = _train(spec, module, adapter, tokenizer, items, np.ones(2), dev, seed,
                    _sub(work_dir, "pu"), _sub(live_dir, "pu"))
-    model.stats = {"pu_c": round(c, 6), "pu_g_history": g.history,
-                   "pu_mean_unlabelled_weight": round(float(train_w[data.labels(train) == 0].mean()), 6)}
+    model.stats = {**g.stats, "pu_c": round(c, 6), "pu_g_history": g.history,
+                   "pu_mean_unlabelled_weight": round(mean_w, 6)}
     return model
 
 

@@ -46,3 +46,16 @@ def test_spec_fills_the_sections_its_kind_reads():
     spec = build(ModelSpec, {"kind": "context", "context": {"window": 64}})
     assert spec.context.window == 64 and spec.optim.lr == pytest.approx(8.075e-6)
     assert spec.tfidf is None and spec.crnn is None
+
+
+def test_long_sentences_are_cut_keeping_the_closing_token_and_counted():
+    from citeworth.models import data
+    from citeworth.models.sentence import SentenceAdapter
+
+    tokenizer = train_subword_tokenizer(TEXTS, 120, 512)
+    adapter = SentenceAdapter(tokenizer, max_length=12)
+    samples = [{"text": TEXTS[0], "label": data.POSITIVE}, {"text": "Short one.", "label": data.NEGATIVE}]
+    items = adapter.items([{"mag_field_of_study": ["Biology"], "samples": samples}])
+    assert len(items[0].input_ids) == 12 and items[0].input_ids[-1] == tokenizer.sep_token_id
+    assert items[1].input_ids == tokenizer("Short one.")["input_ids"]
+    assert adapter.last_stats == {"sentences_truncated": 1} and [it.labels for it in items] == [[1], [0]]
