@@ -121,10 +121,8 @@ def _train_model(spec: ModelSpec, splits: dict, params: TrainParams, version: st
     for seed in params.seeds:
         run, trained, test_scores = _run_seed(spec, splits, params, seed)
         runs.append(run)
-        if best is None or run["dev"]["f1"] > best[0]["dev"]["f1"]:
+        if best is None or run["dev"]["f1"] > best[0]["dev"]["f1"]:  # keep only the best-on-dev seed
             best = (run, trained, test_scores)
-        else:
-            del trained
     best_run, trained, test_scores = best
     metrics = _model_metrics(spec, runs, best_run, trained, version)
     _write_plots(spec, splits["test"], test_scores, params)

@@ -182,7 +182,7 @@ def fit(module: torch.nn.Module, adapter: Adapter, train_items: list[Item], dev:
         total_steps = min(total_steps, optim.max_steps)
     scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, _linear_warmup(optim.warmup_steps, total_steps))
     weights = torch.tensor(class_weights, dtype=torch.float32, device=device)
-    fingerprint = _fingerprint(module, optim, seed, len(train_items))
+    fingerprint = _fingerprint(module, optim, seed, train_items)
     checkpoints = Checkpoints(checkpoint_dir, fingerprint) if checkpoint_dir else None
     state = LoopState()
     best_state = None
@@ -337,10 +337,14 @@ def _linear_warmup(warmup: int, total: int):
     return factor
 
 
-def _fingerprint(module: torch.nn.Module, optim: OptimParams, seed: int, n_items: int) -> str:
+def _fingerprint(module: torch.nn.Module, optim: OptimParams, seed: int, items: list[Item]) -> str:
+    """What a checkpoint must match to be resumed: the architecture, the params, the seed, the data."""
     shapes = [(k, tuple(v.shape)) for k, v in module.state_dict().items()]
-    text = dumps({"shapes": repr(shapes), "optim": repr(optim), "seed": seed, "items": n_items})
-    return hashlib.sha256(text.encode()).hexdigest()[:16]
+    digest = hashlib.sha256(dumps({"shapes": repr(shapes), "optim": repr(optim), "seed": seed}).encode())
+    for part in ("input_ids", "labels", "weights"):
+        flat = [x for item in items for x in getattr(item, part)]
+        digest.update(np.asarray(flat, dtype=np.float64 if part == "weights" else np.int64).tobytes())
+    return digest.hexdigest()[:16]
 
 
 @contextlib.contextmanager

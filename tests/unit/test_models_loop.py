@@ -151,3 +151,27 @@ def test_training_learns_a_learnable_label():
     params = optim(batch_size=16, epochs=6, lr=0.05, patience=6)
     history = loop.fit(module, TokenAdapter(), train, dev, params, seed=1, class_weights=weights)
     assert max(h["dev_f1"] for h in history) > 0.8
+
+
+def test_a_checkpoint_of_other_data_is_not_resumed(tmp_path, monkeypatch, caplog):
+    params = optim(checkpoint_every=1, patience=10, epochs=1)
+    original = loop._Trainer._optimizer_step
+
+    def crash_at_step_3(self):
+        if self.state.step == 2:
+            raise KeyboardInterrupt("simulated kill")
+        original(self)
+
+    monkeypatch.setattr(loop._Trainer, "_optimizer_step", crash_at_step_3)
+    with pytest.raises(KeyboardInterrupt):
+        loop.fit(crnn(), TokenAdapter(), items(40), None, params, seed=3, class_weights=np.ones(2),
+                 checkpoint_dir=tmp_path / "ckpt")
+    monkeypatch.setattr(loop._Trainer, "_optimizer_step", original)
+    other_data = items(40, seed=9)
+    resumed, fresh = crnn(), crnn()
+    loop.fit(resumed, TokenAdapter(), other_data, None, params, seed=3, class_weights=np.ones(2),
+             checkpoint_dir=tmp_path / "ckpt")
+    assert "different model/params/data" in caplog.text
+    loop.fit(fresh, TokenAdapter(), other_data, None, params, seed=3, class_weights=np.ones(2))
+    for key, value in state(fresh).items():  # trained from scratch on the new data, not resumed
+        assert torch.equal(value, resumed.state_dict()[key]), key
