@@ -10,6 +10,8 @@ from transformers import BertConfig, BertModel, LongformerConfig, LongformerMode
 from citeworth.models import data, encoders, loop
 from citeworth.models.context import ContextAdapter, ContextClassifier, plan_windows, window_owners
 
+pytestmark = pytest.mark.usefixtures("torch_one_thread")  # toy models, busy machine
+
 
 @pytest.fixture(scope="module")
 def tokenizer():

@@ -12,6 +12,8 @@ from citeworth.models import data, loop
 from citeworth.models.crnn import CRNN
 from citeworth.models.spec import CrnnParams, OptimParams
 
+pytestmark = pytest.mark.usefixtures("torch_one_thread")  # toy models, busy machine
+
 VOCAB = 50
 
 
