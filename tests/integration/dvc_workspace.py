@@ -53,9 +53,14 @@ def git(workspace: Path, *args: str) -> str:
 
 def fresh_workspace(dest: Path) -> Path:
     """Copy the project's source files (no outputs, no caches) into ``dest`` as a new git repo."""
-    listed = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
-                            cwd=ROOT, capture_output=True, text=True, check=True).stdout.split("\0")
-    for name in filter(None, listed):
+    def listed(*which: str) -> list[str]:
+        out = subprocess.run(["git", "ls-files", "-z", *which], cwd=ROOT, capture_output=True, text=True,
+                             check=True).stdout
+        return [name for name in out.split("\0") if name]
+
+    # Work in progress counts as source, but a dvc.lock left by someone's local `dvc repro` does not.
+    untracked = [name for name in listed("--others", "--exclude-standard") if name != "dvc.lock"]
+    for name in listed("--cached") + untracked:
         source = ROOT / name
         if name.split("/")[0] in OUTPUT_DIRS or not source.is_file():
             continue
