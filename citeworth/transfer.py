@@ -287,9 +287,8 @@ def train_variant(variant: str, params: TransferParams, train: list[tuple[str, i
     weights = torch.tensor(data.balanced_class_weights(labels), dtype=torch.float32, device=device) \
         if p.weighted_loss else None
     masker = Masker(tokenizer, p.mlm_probability, p.seed)
-    optimizer = loop._optimizer(model, p.optim)
     total = min(math.ceil(len(items) / p.optim.batch_size) * p.optim.epochs, p.optim.max_steps or math.inf)
-    scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, loop._linear_warmup(p.optim.warmup_steps, total))
+    optimizer, scheduler = loop.optimizer_and_schedule(model, p.optim, total)
     step, losses = 0, []
     model.train()
     with tqdm(total=total, desc=f"pretrain {variant}", unit="step") as bar:

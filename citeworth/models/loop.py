@@ -174,13 +174,12 @@ def fit(module: torch.nn.Module, adapter: Adapter, train_items: list[Item], dev:
     device = resolve_device(optim.device)
     module.to(device)
     torch.manual_seed(seed)
-    optimizer = _optimizer(module, optim)
     batches_per_epoch = math.ceil(len(train_items) / optim.batch_size)
     steps_per_epoch = math.ceil(batches_per_epoch / optim.grad_accum)
     total_steps = steps_per_epoch * optim.epochs
     if optim.max_steps:
         total_steps = min(total_steps, optim.max_steps)
-    scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, _linear_warmup(optim.warmup_steps, total_steps))
+    optimizer, scheduler = optimizer_and_schedule(module, optim, total_steps)
     weights = torch.tensor(class_weights, dtype=torch.float32, device=device)
     fingerprint = _fingerprint(module, optim, seed, train_items)
     checkpoints = Checkpoints(checkpoint_dir, fingerprint) if checkpoint_dir else None
@@ -309,6 +308,13 @@ class _Trainer:
         self.live.next_step()
 
 
+def optimizer_and_schedule(module: torch.nn.Module, optim: OptimParams, total_steps: int):
+    """AdamW and its linear warmup-then-decay schedule over ``total_steps`` optimizer steps."""
+    optimizer = _optimizer(module, optim)
+    schedule = torch.optim.lr_scheduler.LambdaLR(optimizer, linear_warmup(optim.warmup_steps, total_steps))
+    return optimizer, schedule
+
+
 def _optimizer(module: torch.nn.Module, optim: OptimParams) -> torch.optim.Optimizer:
     """AdamW without weight decay on biases and LayerNorm weights (the usual BERT recipe).
 
@@ -328,7 +334,7 @@ def _cpu_copy(module: torch.nn.Module) -> dict[str, torch.Tensor]:
     return {k: v.detach().to("cpu", copy=True) for k, v in module.state_dict().items()}
 
 
-def _linear_warmup(warmup: int, total: int):
+def linear_warmup(warmup: int, total: int):
     def factor(step: int) -> float:
         if warmup and step < warmup:
             return (step + 1) / (warmup + 1)

@@ -37,7 +37,7 @@ def test_weighted_loss_is_torch_class_weighted_mean_and_sample_weighted_mean():
 
 
 def test_linear_warmup_then_linear_decay():
-    factor = loop._linear_warmup(warmup=4, total=10)
+    factor = loop.linear_warmup(warmup=4, total=10)
     values = [factor(s) for s in range(11)]
     assert values[:4] == pytest.approx([0.2, 0.4, 0.6, 0.8])
     assert values[4] == pytest.approx(1.0) and values[10] == 0.0
