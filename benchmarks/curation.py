@@ -3,8 +3,8 @@
     python benchmarks/curation.py                 # demo corpus + a >= 500 MB replicated corpus
     python benchmarks/curation.py --large-mb 0    # demo corpus only
 
-Needs the demo corpus downloaded (`citeworth run download`). Every measurement runs in a fresh
-process so its peak RSS is its own. Writes benchmarks/results/curation.json.
+Needs the demo corpus downloaded (`citeworth run download`); the demo inputs are params.yaml's.
+Every measurement runs in a fresh process so its peak RSS is its own. Writes benchmarks/results/curation.json.
 
 - floor: read and parse every paper of every shard, then split every paragraph that is in a
   permissible section and has citation spans (what a split-everything pipeline pays), one process.
@@ -25,15 +25,11 @@ import sys
 import time
 from pathlib import Path
 
+from citeworth.params import load_section
+
 ROOT = Path(__file__).resolve().parents[1]
 WORK = ROOT / "benchmarks" / "work"
 RESULTS = ROOT / "benchmarks" / "results" / "curation.json"
-DEMO_INPUTS = [
-    {"reader": "unarxive",
-     "glob": "raw/demo/demo-v1/github/IllDepence/unarXive/doc/unarXive_data_sample/*.jsonl"},
-    {"reader": "s2orc_json", "glob": "raw/demo/demo-v1/github/allenai/s2orc-doc2json/tests/s2orc/*/*.json",
-     "metadata": "raw/demo/demo-v1/github/allenai/s2orc/data/metadata/sample.jsonl"},
-]
 
 
 def peak_rss_mb() -> float:
@@ -58,7 +54,8 @@ def measure_floor(inputs: list[dict]) -> dict:
     def candidates():
         nonlocal papers
         for spec in inputs:
-            for shard in discover_shards(spec["reader"], spec["glob"], spec.get("metadata")):
+            for shard in discover_shards(spec["reader"], spec["glob"], spec.get("metadata"),
+                                         spec.get("release")):
                 for paper in read_shard(shard):
                     if not hasattr(paper, "paragraphs"):
                         continue
@@ -156,10 +153,11 @@ def main() -> None:
     if args.child:
         child(args.child, json.loads(args.inputs), args.workers, args.out)
         return
+    demo_inputs = load_section("curate", ROOT / "params.yaml")["inputs"]
     if not any(ROOT.glob("raw/demo/demo-v1/**/unarXive_data_sample/*.jsonl")):
         sys.exit("the demo corpus is missing: run `citeworth run download` first")
     results = {"command": "python benchmarks/curation.py", "cores": _cores(),
-               "demo": measure_corpus("demo corpus", DEMO_INPUTS)}
+               "demo": measure_corpus("demo corpus", demo_inputs)}
     if args.large_mb:
         inputs = replicate_unarxive(args.large_mb)
         size = sum(p.stat().st_size for p in (WORK / "large").glob("*.jsonl"))
