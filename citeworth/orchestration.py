@@ -76,22 +76,12 @@ def stage_params_in(project: Path, stage: str) -> Any:
 
 
 def plan_shards(project: Path, stage: str) -> list[str]:
-    """The shard keys of curate stage ``stage``; outputs of shards no longer listed are removed.
-
-    ``dvc repro`` empties a stage's outputs before running it; a mapped run curates shard by shard
-    instead, so it drops what an earlier run with other inputs left, or assemble would read it.
-    """
+    """The shard keys of curate stage ``stage`` (outputs of shards no longer listed are removed)."""
     from citeworth.curate.stage import list_shards
 
     params = stage_params_in(project, stage)
     with in_project(project):
-        keys = list_shards(params)
-    out_dir = project / params.out_dir
-    for stale in sorted(out_dir.glob("*/*")) if out_dir.is_dir() else []:
-        if stale.is_file() and stale.name.rsplit(".", 1)[0] not in keys:  # <key>.jsonl, <key>.json
-            log.info("removing %s: its shard is not among this run's inputs", stale)
-            stale.unlink()
-    return keys
+        return list_shards(params)
 
 
 def curate_one_shard(project: Path, stage: str, shard: str) -> dict[str, Any]:

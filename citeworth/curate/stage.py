@@ -57,8 +57,18 @@ def shard_key(shard: Shard) -> str:
 
 
 def list_shards(params: CurateParams) -> list[str]:
-    """Shard keys in a stable order: the unit an Airflow task maps over."""
-    return [shard_key(shard) for shard in shards(params)]
+    """Shard keys in a stable order (the unit an Airflow task maps over); outputs of shards that
+    are no longer among the inputs are removed, or assemble would read them."""
+    keys = [shard_key(shard) for shard in shards(params)]
+    _prune(Path(params.out_dir), set(keys))
+    return keys
+
+
+def _prune(out_dir: Path, keys: set[str]) -> None:
+    for path in sorted(out_dir.glob("*/*")) if out_dir.is_dir() else []:
+        if path.is_file() and path.name.rsplit(".", 1)[0] not in keys:  # <key>.jsonl, <key>.json
+            log.info("removing %s: its shard is not among the inputs", path)
+            path.unlink()
 
 
 def curate_shard(params: CurateParams, shard: str | Shard) -> dict:
@@ -74,6 +84,7 @@ def curate_shard(params: CurateParams, shard: str | Shard) -> dict:
 def curate(params: CurateParams) -> dict:
     """Curate every shard (``params.workers`` processes) and return the merged funnel counts."""
     todo = shards(params)
+    _prune(Path(params.out_dir), {shard_key(shard) for shard in todo})
     results: dict[str, dict] = {}
     with tqdm(total=len(todo), desc="curate", unit="shard") as bar:
         if params.workers <= 1 or len(todo) <= 1:
