@@ -77,8 +77,10 @@ def test_apply_params_rejects_unknown_keys_with_the_stage_message_and_writes_not
 
 def test_plan_shards_lists_shards_and_drops_outputs_of_shards_no_longer_listed(project, monkeypatch):
     import citeworth.curate.stage as curate_stage
+    from citeworth.sources import Shard
 
-    monkeypatch.setattr(curate_stage, "list_shards", lambda params: ["unarxive__a", "tei__paper.tei"])
+    listed = [Shard("unarxive", "a", ("a.jsonl",), "r"), Shard("tei", "paper.tei", ("p.tei.xml",), "r")]
+    monkeypatch.setattr(curate_stage, "shards", lambda params: listed)
     out = project / yaml.safe_load((project / "params.yaml").read_text())["curate"]["out_dir"]
     kept = [out / "paragraphs" / "unarxive__a.jsonl", out / "stats" / "unarxive__a.json",
             out / "paragraphs" / "tei__paper.tei.jsonl"]
