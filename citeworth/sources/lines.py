@@ -10,11 +10,12 @@ from __future__ import annotations
 import gzip
 import json
 import zlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
+from citeworth.papers import Paper
 from citeworth.sources.base import BadRecord, RecordError, Shard, bad_record
 
 GZIP_MAGIC = b"\x1f\x8b"
@@ -95,3 +96,18 @@ def iter_json_lines(
         size = Path(path).stat().st_size
         detail = f"{Path(path).name} ({size} bytes on disk): {broken.detail}"
         yield BadRecord(shard.name, f"{prefix}byte {broken.offset}", broken.reason, detail, "")
+
+
+def iter_papers(shard: Shard, convert: Callable[[dict], Paper]) -> Iterator[Paper | BadRecord]:
+    """``convert`` applied to every JSON line of the shard's files; a line that is not JSON, or
+    that ``convert`` rejects with a RecordError, becomes a BadRecord and reading goes on."""
+    for path in shard.paths:
+        for item in iter_json_lines(path, shard):
+            if isinstance(item, BadRecord):
+                yield item
+                continue
+            line, record = item
+            try:
+                yield convert(record)
+            except RecordError as error:
+                yield bad_record(shard, f"line {line.number}", error, line.data)

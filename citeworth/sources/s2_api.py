@@ -26,7 +26,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from citeworth.papers import BibEntry, Paper, Paragraph
-from citeworth.sources.base import BadRecord, RecordError, Shard, bad_record
+from citeworth.sources.base import BadRecord, RecordError, Shard
 from citeworth.sources.facts import (
     PaperFacts,
     first_present,
@@ -37,7 +37,7 @@ from citeworth.sources.facts import (
     s2_corpus_id,
     s2_papers_facts,
 )
-from citeworth.sources.lines import BrokenStream, iter_json_lines, iter_lines
+from citeworth.sources.lines import BrokenStream, iter_lines, iter_papers
 from citeworth.sources.spans import CITE, RawSpan, make_paragraph, offset
 
 # A top-level "corpusid" key: inside the paper text or the annotation strings it would be escaped.
@@ -61,16 +61,8 @@ def read(shard: Shard) -> Iterator[Paper | BadRecord]:
         if index.broken:
             return
         facts = index.facts
-    for path in shard.paths:
-        for item in iter_json_lines(path, shard):
-            if isinstance(item, BadRecord):
-                yield item
-                continue
-            line, record = item
-            try:
-                yield paper_from_record(record, facts.get(s2_corpus_id(record)), shard)
-            except RecordError as error:
-                yield bad_record(shard, f"line {line.number}", error, line.data)
+    yield from iter_papers(
+        shard, lambda record: paper_from_record(record, facts.get(s2_corpus_id(record)), shard))
 
 
 def corpus_ids(paths: tuple[str, ...]) -> set[str]:

@@ -15,9 +15,9 @@ import re
 from collections.abc import Iterator
 
 from citeworth.papers import BibEntry, Paper, Paragraph
-from citeworth.sources.base import BadRecord, RecordError, Shard, bad_record
+from citeworth.sources.base import BadRecord, RecordError, Shard
 from citeworth.sources.facts import first_present, one_line, paper_id_of, paper_metadata, parse_year, unique
-from citeworth.sources.lines import iter_json_lines
+from citeworth.sources.lines import iter_papers
 from citeworth.sources.spans import CITE, RawSpan, make_paragraph, place, raw_span
 
 DEFAULT_RELEASE = "2023-sample"
@@ -26,16 +26,7 @@ _YEAR_IN_DATE = re.compile(r"\b([12]\d{3})\b")
 
 
 def read(shard: Shard) -> Iterator[Paper | BadRecord]:
-    for path in shard.paths:
-        for item in iter_json_lines(path, shard):
-            if isinstance(item, BadRecord):
-                yield item
-                continue
-            line, record = item
-            try:
-                yield paper_from_record(record, shard)
-            except RecordError as error:
-                yield bad_record(shard, f"line {line.number}", error, line.data)
+    yield from iter_papers(shard, lambda record: paper_from_record(record, shard))
 
 
 def paper_from_record(record: dict, shard: Shard) -> Paper:
