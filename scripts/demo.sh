@@ -6,7 +6,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 dvc repro
 # `dvc metrics show` prints every metric of every stage as one very wide row; show the tables instead.
-sed -n '/^## Table 2/,/^## Per split/p' reports/dataset_stats.md | head -n -1
+awk '/^## Per split/ {exit} /^## Table 2/ {on = 1} on' reports/dataset_stats.md
 grep '^|' reports/table4.md
 echo "dataset: data/citeworth/{train,dev,test}.jsonl (reports/dataset_stats.md)" \
      "quality: reports/quality/site/index.html  models: reports/table4.md" \
