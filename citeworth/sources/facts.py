@@ -14,7 +14,7 @@ The paper filter (citeworth/curate/) knows only these keys:
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Generator, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -203,6 +203,22 @@ def load_index(
         elif wanted is None or item[0] in wanted:
             facts.setdefault(item[0], row_facts(item[1]))
     return MetadataIndex(facts, bad)
+
+
+def shard_facts(
+    shard: Shard,
+    row_id: Callable[[dict], str],
+    row_facts: Callable[[dict], PaperFacts],
+    wanted: Callable[[], set[str]],
+) -> Generator[BadRecord, None, dict[str, PaperFacts] | None]:
+    """The facts of the shard's metadata file ({} without one); yields its bad rows. Returns None
+    when the file is broken (the shard cannot be read reliably). ``wanted`` is called only when
+    there is a metadata file, since listing the shard's ids reads its files."""
+    if not shard.metadata:
+        return {}
+    index = load_index(shard.metadata, shard, row_id, row_facts, wanted())
+    yield from index.bad
+    return None if index.broken else index.facts
 
 
 def metadata_rows(

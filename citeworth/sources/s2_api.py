@@ -30,12 +30,12 @@ from citeworth.sources.base import BadRecord, RecordError, Shard
 from citeworth.sources.facts import (
     PaperFacts,
     first_present,
-    load_index,
     lower_keys,
     one_line,
     paper_metadata,
     s2_corpus_id,
     s2_papers_facts,
+    shard_facts,
 )
 from citeworth.sources.lines import BrokenStream, iter_lines, iter_papers
 from citeworth.sources.spans import CITE, RawSpan, make_paragraph, offset
@@ -54,13 +54,9 @@ class Annotation:
 
 
 def read(shard: Shard) -> Iterator[Paper | BadRecord]:
-    facts: dict[str, PaperFacts] = {}
-    if shard.metadata:
-        index = load_index(shard.metadata, shard, s2_corpus_id, s2_papers_facts, corpus_ids(shard.paths))
-        yield from index.bad
-        if index.broken:
-            return
-        facts = index.facts
+    facts = yield from shard_facts(shard, s2_corpus_id, s2_papers_facts, lambda: corpus_ids(shard.paths))
+    if facts is None:
+        return
     yield from iter_papers(
         shard, lambda record: paper_from_record(record, facts.get(s2_corpus_id(record)), shard))
 

@@ -26,12 +26,12 @@ from citeworth.sources.facts import (
     PaperFacts,
     agree,
     first_present,
-    load_index,
     one_line,
     paper_id_of,
     paper_metadata,
     parse_year,
     s2orc_row_facts,
+    shard_facts,
 )
 from citeworth.sources.lines import decode_json
 from citeworth.sources.spans import CITE, RawSpan, make_paragraph, raw_span
@@ -46,13 +46,9 @@ _REF_WORD_KINDS = {"fig": "figure", "tab": "table", "eq": "formula"}
 
 
 def read(shard: Shard) -> Iterator[Paper | BadRecord]:
-    facts: dict[str, PaperFacts] = {}
-    if shard.metadata:
-        index = load_index(shard.metadata, shard, paper_id_of, s2orc_row_facts, _declared_ids(shard.paths))
-        yield from index.bad
-        if index.broken:
-            return
-        facts = index.facts
+    facts = yield from shard_facts(shard, paper_id_of, s2orc_row_facts, lambda: _declared_ids(shard.paths))
+    if facts is None:
+        return
     for path in shard.paths:
         data = Path(path).read_bytes()
         location = f"file {Path(path).name}"

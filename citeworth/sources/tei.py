@@ -26,11 +26,11 @@ from citeworth.sources.facts import (
     PaperFacts,
     agree,
     first_present,
-    load_index,
     one_line,
     paper_metadata,
     parse_year,
     s2orc_row_facts,
+    shard_facts,
 )
 from citeworth.sources.markup import (
     BLOCK,
@@ -58,13 +58,9 @@ _EMPTY_FACTS = PaperFacts(None, (), None, None, None)
 
 
 def read(shard: Shard) -> Iterator[Paper | BadRecord]:
-    facts: dict[str, PaperFacts] = {}
-    if shard.metadata:
-        index = load_index(shard.metadata, shard, _row_stem, s2orc_row_facts, {stem(p) for p in shard.paths})
-        yield from index.bad
-        if index.broken:
-            return
-        facts = index.facts
+    facts = yield from shard_facts(shard, _row_stem, s2orc_row_facts, lambda: {stem(p) for p in shard.paths})
+    if facts is None:
+        return
     yield from read_xml_files(shard, lambda root, path, shard_: paper_from_tei(root, path, shard_,
                                                                               facts.get(stem(path))))
 
