@@ -25,7 +25,7 @@ import sys
 import time
 from pathlib import Path
 
-from citeworth.params import load_section
+from citeworth.core.params import load_section
 
 ROOT = Path(__file__).resolve().parents[1]
 WORK = ROOT / "benchmarks" / "work"
@@ -73,8 +73,8 @@ def measure_floor(inputs: list[dict]) -> dict:
 
 
 def measure_curate(inputs: list[dict], workers: int, out_dir: Path) -> dict:
+    from citeworth.core.params import build
     from citeworth.curate.stage import CurateParams, curate
-    from citeworth.params import build
 
     shutil.rmtree(out_dir, ignore_errors=True)
     params = build(CurateParams, {"inputs": inputs, "out_dir": str(out_dir), "workers": workers})

@@ -34,9 +34,9 @@ from pathlib import Path
 import pandas as pd
 from tqdm import tqdm
 
-from citeworth.curate.stats import SPLITS
-from citeworth.errors import StageFailed
-from citeworth.io import atomic_write, dumps, read_jsonl, write_json
+from citeworth.core.errors import StageFailed
+from citeworth.core.io import atomic_write, dumps, read_jsonl, write_json
+from citeworth.core.schema import SPLITS
 from citeworth.quality.config import ValidateParams
 from citeworth.quality.gate import validate
 from citeworth.quality.markers import MARKERS

@@ -40,8 +40,8 @@ def peak_rss_mb() -> float:
 def setup(name: str, max_steps: int):
     """The demo spec of ``name``, its module and adapter, and the demo train split as items."""
     from citeworth.models import context, data, sentence
+    from citeworth.models.train import load_splits, model_spec
     from citeworth.stages import stage_params
-    from citeworth.training import load_splits, model_spec
 
     params = stage_params("train")
     spec = model_spec(name, params.catalog[name])

@@ -8,13 +8,14 @@ import logging
 import sys
 from pathlib import Path
 
-from citeworth.errors import StageFailed
-from citeworth.params import ParamsError
+from citeworth.core.errors import StageFailed
+from citeworth.core.params import ParamsError
 from citeworth.stages import STAGES, UnknownStage, run_stage
 
 # Subcommands contributed by library modules: name -> "module:function(argv) -> int".
 TOOLS: dict[str, tuple[str, str]] = {
-    "predict": ("citeworth.predict:main", "score sentences of text/paragraphs/JSONL for cite-worthiness"),
+    "predict": ("citeworth.models.predict:main",
+                "score sentences of text/paragraphs/JSONL for cite-worthiness"),
     "table3": ("citeworth.curate.annotation:main", "export / score the blind Table 3 annotation sheet"),
 }
 

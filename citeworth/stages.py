@@ -13,7 +13,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from citeworth.params import DEFAULT_PARAMS, apply_overrides, build, load_section
+from citeworth.core.params import DEFAULT_PARAMS, apply_overrides, build, load_section
 
 STAGES: dict[str, str] = {
     "download": "citeworth.download.stage:download",
@@ -22,10 +22,10 @@ STAGES: dict[str, str] = {
     "assemble": "citeworth.curate.assemble:assemble",
     "assemble_baseline": "citeworth.curate.assemble:assemble",
     "validate": "citeworth.quality.gate:validate",
-    "train": "citeworth.training:train",
-    "domains": "citeworth.domains:domains",
-    "transfer": "citeworth.transfer:transfer",
-    "report": "citeworth.report:report",
+    "train": "citeworth.models.train:train",
+    "domains": "citeworth.studies.domains.stage:domains",
+    "transfer": "citeworth.studies.transfer.stage:transfer",
+    "report": "citeworth.models.report:report",
 }
 
 

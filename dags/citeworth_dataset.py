@@ -25,7 +25,7 @@ from citeworth_airflow.tasks import (
     stage,
 )
 
-from citeworth.orchestration import DATASET_STAGES
+from citeworth.orchestration.versioning import DATASET_STAGES
 
 
 @dag(

@@ -27,7 +27,7 @@ from citeworth_airflow.tasks import (
     train_model,
 )
 
-from citeworth.orchestration import MODEL_STAGES
+from citeworth.orchestration.versioning import MODEL_STAGES
 
 
 @dag(

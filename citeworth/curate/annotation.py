@@ -13,8 +13,8 @@ import csv
 import random
 from pathlib import Path
 
-from citeworth.curate.stats import CITE_WORTHY, SPLITS
-from citeworth.io import atomic_write, read_jsonl
+from citeworth.core.io import atomic_write, read_jsonl
+from citeworth.core.schema import CITE_WORTHY, SPLITS
 
 JUDGEMENTS = ("extracted_correct", "markers_removed")
 _YES = {"1", "y", "yes", "true"}

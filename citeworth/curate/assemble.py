@@ -19,11 +19,11 @@ from typing import NamedTuple
 
 from tqdm import tqdm
 
+from citeworth.core.io import atomic_write, write_json, write_text
+from citeworth.core.schema import FIELD_OF_STUDY, SPLITS
 from citeworth.curate.stats import dataset_stats, stats_markdown, summarize
-from citeworth.io import atomic_write, write_json, write_text
 
 log = logging.getLogger(__name__)
-SPLITS = ("train", "dev", "test")
 
 
 @dataclass
@@ -79,7 +79,7 @@ def _index(paragraph_dir: Path) -> list[Entry]:
             for line in handle:
                 record = json.loads(line)
                 entries.append(Entry(record["paper_id"], record["section_idx"],
-                                     record["mag_field_of_study"][0], path, offset))
+                                     record[FIELD_OF_STUDY][0], path, offset))
                 offset += len(line)
     return entries
 

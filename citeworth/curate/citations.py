@@ -15,7 +15,7 @@ import string
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
-from citeworth.papers import CitationSpan
+from citeworth.core.paper import CitationSpan
 
 # The paper's numeric regex without nested quantifiers. Its language: "[", a digit, then characters
 # of the range [,-;] (which holds the digits) and whitespace runs that touch a digit on at least one

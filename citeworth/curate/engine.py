@@ -16,16 +16,14 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from dataclasses import fields as dataclass_fields
 
+from citeworth.core.paper import Paper, Paragraph
+from citeworth.core.schema import CITE_WORTHY, FIELD_OF_STUDY, NOT_CITE_WORTHY
 from citeworth.curate import citations as cit
 from citeworth.curate.config import CurationConfig
 from citeworth.curate.fields import assign_field
 from citeworth.curate.filters import paper_rejection
 from citeworth.curate.sections import SectionFilter
 from citeworth.curate.sentences import Bounds, SentenceSplitter, attach_citation_only, join_across
-from citeworth.curate.stats import CITE_WORTHY
-from citeworth.papers import Paper, Paragraph
-
-NON_CITE_WORTHY = "non-check-worthy"
 
 
 @dataclass
@@ -244,7 +242,7 @@ class Curator:
         if not cites:
             cleaned = cit.normalize_space(original)
             reason = None if self.config.spans_only else self._sentence_reason(cleaned)
-            return reason or {"text": cleaned, "label": NON_CITE_WORTHY, "original_text": original,
+            return reason or {"text": cleaned, "label": NOT_CITE_WORTHY, "original_text": original,
                               "ref_ids": None, "citation_text": None}
         cleaned = cit.normalize_space(cit.remove_citations(text, start, end, cites))
         if not self.config.spans_only:
@@ -279,7 +277,7 @@ class Curator:
             "paper_id": paper.paper_id,
             "section_idx": candidate.index,
             "section_title": paragraph.section,
-            "mag_field_of_study": [work.field],
+            FIELD_OF_STUDY: [work.field],
             "original_text": paragraph.text,
             "samples": samples,
             "source": paper.source,

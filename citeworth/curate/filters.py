@@ -8,8 +8,8 @@ when the source states nothing.
 
 from __future__ import annotations
 
+from citeworth.core.paper import Paper
 from citeworth.curate.config import CurationConfig
-from citeworth.papers import Paper
 
 _FROM_CONTENT = {
     "has_body_text": lambda paper: bool(paper.paragraphs),

@@ -15,7 +15,7 @@ from collections.abc import Iterable, Iterator, Sequence
 import spacy
 from spacy.language import Language
 
-from citeworth.errors import StageFailed
+from citeworth.core.errors import StageFailed
 
 # Every whitespace character but " " (line breaks, tabs, no-break spaces, ...) -> " ".
 _WHITESPACE_TO_SPACES = {c: " " for c in range(0x3001) if chr(c).isspace() and chr(c) != " "}

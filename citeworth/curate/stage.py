@@ -20,10 +20,10 @@ from typing import TYPE_CHECKING
 
 from tqdm import tqdm
 
+from citeworth.core.io import atomic_write, dumps, write_json
+from citeworth.core.params import to_dict
 from citeworth.curate.config import CurationConfig
 from citeworth.curate.stats import summarize
-from citeworth.io import atomic_write, dumps, write_json
-from citeworth.params import to_dict
 from citeworth.sources import BadRecord, InputSpec, Shard, discover_shards, read_shard
 
 if TYPE_CHECKING:

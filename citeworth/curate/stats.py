@@ -7,10 +7,9 @@ import statistics
 from collections import defaultdict
 from pathlib import Path
 
-from citeworth.io import read_jsonl
+from citeworth.core.io import read_jsonl
+from citeworth.core.schema import CITE_WORTHY, FIELD_OF_STUDY, SPLITS
 
-CITE_WORTHY = "check-worthy"
-SPLITS = ("train", "dev", "test")
 # Word tokens for the token count: runs of word characters, or single punctuation marks.
 _TOKEN = re.compile(r"\w+|[^\w\s]")
 
@@ -24,7 +23,7 @@ def dataset_stats(data_dir: Path, funnel: dict) -> dict:
     papers: dict[tuple[str, str], set] = defaultdict(set)
     for split in SPLITS:
         for record in read_jsonl(Path(data_dir) / f"{split}.jsonl"):
-            field = record["mag_field_of_study"][0]
+            field = record[FIELD_OF_STUDY][0]
             for key in (("overall", ""), ("split", split), ("field", field)):
                 paragraphs[key] += 1
                 papers[key].add(record["paper_id"])

@@ -14,10 +14,10 @@ import re
 from dataclasses import dataclass
 from xml.etree import ElementTree
 
+from citeworth.core.errors import StageFailed
 from citeworth.download.params import DownloadParams
 from citeworth.download.remote import DownloadError, InlineFile, Plan, RemoteFile
 from citeworth.download.transports import Network, S3Transport, read_s3_object, s3_client
-from citeworth.errors import StageFailed
 
 _MONTH = re.compile(r"(?:(\d{2})(\d{2})-(\d{2})|(\d{2})(\d{2}))")
 

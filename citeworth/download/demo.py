@@ -15,10 +15,10 @@ from dataclasses import replace
 from pathlib import Path
 from urllib.parse import quote
 
+from citeworth.core.errors import StageFailed
 from citeworth.download.params import DownloadParams
 from citeworth.download.remote import Plan, RemoteFile
 from citeworth.download.transports import HttpTransport, LocalTransport, Network, http_session
-from citeworth.errors import StageFailed
 
 DEMO_RELEASE = "demo-v1"
 REGISTRY = Path(__file__).with_name("demo_files.tsv")

@@ -12,7 +12,7 @@ from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
-from citeworth.io import write_json
+from citeworth.core.io import write_json
 
 MANIFEST_NAME = "MANIFEST.json"
 

@@ -19,11 +19,11 @@ import dataclasses
 from datetime import date, datetime
 from typing import Any
 
+from citeworth.core.errors import StageFailed
 from citeworth.download import arxiv, s2api
 from citeworth.download.demo import DEMO_RELEASE
 from citeworth.download.params import DownloadParams
 from citeworth.download.transports import Network, s3_client
-from citeworth.errors import StageFailed
 
 
 def available_releases(params: DownloadParams, api_key: str | None = None) -> list[str]:

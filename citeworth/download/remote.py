@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
-from citeworth.errors import StageFailed
+from citeworth.core.errors import StageFailed
 
 CHUNK = 1 << 20
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import posixpath
 from urllib.parse import urlsplit
 
+from citeworth.core.errors import StageFailed
 from citeworth.download.params import DownloadParams
 from citeworth.download.redaction import public_url
 from citeworth.download.remote import DownloadError, Plan, RemoteFile
@@ -22,7 +23,6 @@ from citeworth.download.transports import (
     s3_client,
     split_s3_url,
 )
-from citeworth.errors import StageFailed
 
 
 def plan_s2orc_legacy(params: DownloadParams, net: Network) -> Plan:

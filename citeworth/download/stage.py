@@ -19,6 +19,8 @@ from pathlib import Path
 
 from botocore.exceptions import BotoCoreError, ClientError
 
+from citeworth.core.errors import StageFailed
+from citeworth.core.io import atomic_write
 from citeworth.download.arxiv import plan_arxiv
 from citeworth.download.demo import plan_demo
 from citeworth.download.fetch import Fetcher
@@ -30,8 +32,6 @@ from citeworth.download.s2api import plan_s2_api
 from citeworth.download.s2orc_legacy import plan_s2orc_legacy
 from citeworth.download.transports import Network, transport_key
 from citeworth.download.unpack import unpack, unpack_target
-from citeworth.errors import StageFailed
-from citeworth.io import atomic_write
 
 log = logging.getLogger(__name__)
 

@@ -14,9 +14,9 @@ from pathlib import Path
 
 import numpy as np
 
-from citeworth.io import write_json, write_text
+from citeworth.core.io import write_json, write_text
+from citeworth.core.params import build, to_dict
 from citeworth.models.spec import ModelSpec
-from citeworth.params import build, to_dict
 
 SPEC_FILE = "citeworth_model.json"
 # Each kind's module provides fit(spec, train, dev, seed, work_dir, live_dir) and load(path, spec).

@@ -8,21 +8,21 @@ from pathlib import Path
 
 import numpy as np
 
-# The released dataset's label strings; cite-worthy is the positive class.
-POSITIVE, NEGATIVE = "check-worthy", "non-check-worthy"
-LABELS = {NEGATIVE: 0, POSITIVE: 1}
-SPLITS = ("train", "dev", "test")
+from citeworth.core.schema import CITE_WORTHY, FIELD_OF_STUDY, NOT_CITE_WORTHY
+
+# Class ids: cite-worthy is the positive class.
+LABEL_IDS = {NOT_CITE_WORTHY: 0, CITE_WORTHY: 1}
 
 
 def label_of(sample: dict) -> int:
     try:
-        return LABELS[sample["label"]]
+        return LABEL_IDS[sample["label"]]
     except KeyError:
-        raise ValueError(f"sample label {sample.get('label')!r} is not one of {sorted(LABELS)}") from None
+        raise ValueError(f"sample label {sample.get('label')!r} is not one of {sorted(LABEL_IDS)}") from None
 
 
 def field_of(record: dict) -> str:
-    fields = record.get("mag_field_of_study") or ["unknown"]
+    fields = record.get(FIELD_OF_STUDY) or ["unknown"]
     return fields[0]
 
 

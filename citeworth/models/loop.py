@@ -27,8 +27,8 @@ import torch
 from torch.nn import functional as F
 from tqdm.auto import tqdm
 
-from citeworth.evaluation import THRESHOLD, prf
-from citeworth.io import atomic_write, dumps
+from citeworth.core.io import atomic_write, dumps
+from citeworth.models.evaluation import THRESHOLD, prf
 from citeworth.models.spec import OptimParams
 
 log = logging.getLogger(__name__)

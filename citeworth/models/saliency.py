@@ -13,6 +13,7 @@ import numpy as np
 import torch
 from captum.attr import InputXGradient
 
+from citeworth.core.schema import CITE_WORTHY, NOT_CITE_WORTHY
 from citeworth.models import data
 from citeworth.models.loop import logits_of
 from citeworth.models.torch_model import TorchModel
@@ -98,7 +99,7 @@ def render_markdown(title: str, groups: dict[str, list[Explanation]]) -> str:
     for group, explanations in groups.items():
         lines += [f"## {group.capitalize()} test sentences", ""]
         for i, ex in enumerate(explanations, 1):
-            gold = data.POSITIVE if ex.label else data.NEGATIVE
+            gold = CITE_WORTHY if ex.label else NOT_CITE_WORTHY
             pairs = zip(ex.tokens, ex.saliency, strict=True)
             shown = " ".join(f"**{t}**" if s >= 0.5 else t for t, s in pairs)
             top = ", ".join(f"`{t}` {s:.2f}" for t, s in ex.top_context)

@@ -17,6 +17,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from citeworth.core.schema import CITE_WORTHY, NOT_CITE_WORTHY
 from citeworth.models import data, encoders, loop, pu
 from citeworth.models.crnn import CRNN
 from citeworth.models.spec import ModelSpec
@@ -24,7 +25,7 @@ from citeworth.models.torch_model import WEIGHTS_FILE, TorchModel, load_state
 
 log = logging.getLogger(__name__)
 SPECIALS = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
-ID2LABEL = {0: data.NEGATIVE, 1: data.POSITIVE}
+ID2LABEL = {0: NOT_CITE_WORTHY, 1: CITE_WORTHY}
 
 
 class SentenceAdapter(loop.Adapter):

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from citeworth.params import ParamsError
+from citeworth.core.params import ParamsError
 
 KINDS = ("tfidf_lr", "crnn", "transformer", "sentence", "context")
 # Which kind-specific sections each kind reads (``optim`` is read by every torch model).

@@ -28,7 +28,7 @@ from great_expectations.data_context.types.base import (
 )
 from tqdm import tqdm
 
-from citeworth.errors import StageFailed
+from citeworth.core.errors import StageFailed
 from citeworth.quality.results import Outcome, outcomes
 from citeworth.quality.tables import Table
 

@@ -15,10 +15,10 @@ from collections.abc import Iterator
 from itertools import islice
 from pathlib import Path
 
-from citeworth.curate.stats import SPLITS
-from citeworth.errors import StageFailed
-from citeworth.io import write_json
-from citeworth.papers import Paper
+from citeworth.core.errors import StageFailed
+from citeworth.core.io import write_json
+from citeworth.core.paper import Paper
+from citeworth.core.schema import SPLITS
 from citeworth.quality.checkpoints import run_suites
 from citeworth.quality.config import ValidateParams
 from citeworth.quality.results import Outcome

@@ -14,15 +14,14 @@ import great_expectations as gx
 import great_expectations.expectations as gxe
 from great_expectations.expectations.metadata_types import FailureSeverity
 
+from citeworth.core.params import ParamsError
+from citeworth.core.schema import LABELS, SPLITS
 from citeworth.curate.fields import CITEWORTH_FIELDS
-from citeworth.curate.stats import CITE_WORTHY, SPLITS
-from citeworth.params import ParamsError
 from citeworth.quality.config import ValidateParams
 from citeworth.quality.markers import MARKERS
 
 CRITICAL, SOFT = "critical", "soft"
 # The released CiteWorth label strings (the issue's {1, 0}).
-LABELS = (CITE_WORTHY, "non-check-worthy")
 ANY_MARKER = "no_residual_marker"
 
 

@@ -15,9 +15,9 @@ from pathlib import Path
 import pandas as pd
 from tqdm import tqdm
 
-from citeworth.curate.stats import CITE_WORTHY, SPLITS
-from citeworth.errors import StageFailed
-from citeworth.papers import Paper
+from citeworth.core.errors import StageFailed
+from citeworth.core.paper import Paper
+from citeworth.core.schema import CITE_WORTHY, FIELD_OF_STUDY, SPLITS
 from citeworth.quality.markers import residual_marker_mask
 from citeworth.sources.base import BadRecord
 
@@ -40,7 +40,7 @@ def dataset_tables(data_dir: Path, prefix: str = "") -> dict[str, Table]:
     paragraphs = _columns(*ids, "sentences")
     for split, record in _records(data_dir):
         values = {"split": split, "paper_id": record.get("paper_id"),
-                  "section_idx": record.get("section_idx"), "field": _field(record.get("mag_field_of_study"))}
+                  "section_idx": record.get("section_idx"), "field": _field(record.get(FIELD_OF_STUDY))}
         samples = record.get("samples") or []
         texts = [sample.get("text") for sample in samples]
         for name, value in values.items():

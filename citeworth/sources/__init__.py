@@ -1,4 +1,4 @@
-"""Source readers: raw files of each format -> the one ``Paper`` model (citeworth/papers.py).
+"""Source readers: raw files of each format -> the one ``Paper`` model (citeworth/core/paper.py).
 
 ``discover_shards`` turns a glob into shards (the units of parallel work); ``read_shard`` streams
 a shard's Papers, and a ``BadRecord`` for every record it cannot read (quarantined by the caller,
@@ -34,7 +34,7 @@ from collections import Counter, defaultdict
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
-from citeworth.papers import Paper
+from citeworth.core.paper import Paper
 from citeworth.sources import jats, s2_api, s2orc, s2orc_legacy, tei, unarxive
 from citeworth.sources.base import BadRecord, InputSpec, Shard
 

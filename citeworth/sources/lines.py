@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
-from citeworth.papers import Paper
+from citeworth.core.paper import Paper
 from citeworth.sources.base import BadRecord, RecordError, Shard, bad_record
 
 GZIP_MAGIC = b"\x1f\x8b"

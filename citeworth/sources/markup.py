@@ -21,7 +21,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import NamedTuple
 
-from citeworth.papers import Paper
+from citeworth.core.paper import Paper
 from citeworth.sources.base import BadRecord, RecordError, Shard, bad_record
 from citeworth.sources.spans import CITE, RawSpan
 

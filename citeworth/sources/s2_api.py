@@ -25,7 +25,7 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
-from citeworth.papers import BibEntry, Paper, Paragraph
+from citeworth.core.paper import BibEntry, Paper, Paragraph
 from citeworth.sources.base import BadRecord, RecordError, Shard
 from citeworth.sources.facts import (
     PaperFacts,

@@ -19,7 +19,7 @@ import re
 from collections.abc import Iterator
 from pathlib import Path
 
-from citeworth.papers import BibEntry, Paper, Paragraph
+from citeworth.core.paper import BibEntry, Paper, Paragraph
 from citeworth.sources.base import BadRecord, RecordError, Shard, bad_record
 from citeworth.sources.facts import (
     VENUE_KEYS,

@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Generator, Iterator
 from pathlib import Path
 
-from citeworth.papers import Paper
+from citeworth.core.paper import Paper
 from citeworth.sources.base import BadRecord, RecordError, Shard, bad_record
 from citeworth.sources.facts import PaperFacts, metadata_rows, paper_id_of, s2orc_row_facts
 from citeworth.sources.lines import iter_json_lines

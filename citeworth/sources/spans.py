@@ -12,7 +12,7 @@ import itertools
 from collections.abc import Iterable
 from typing import Any, NamedTuple
 
-from citeworth.papers import CitationSpan, Paragraph
+from citeworth.core.paper import CitationSpan, Paragraph
 from citeworth.sources.base import RecordError
 
 CITE = "cite"  # RawSpan.kind of a citation; any other kind is a reference (figure, table, formula...)

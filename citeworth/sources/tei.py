@@ -20,7 +20,7 @@ import xml.etree.ElementTree as ET
 from collections.abc import Iterator
 from pathlib import Path
 
-from citeworth.papers import BibEntry, Paper, Paragraph
+from citeworth.core.paper import BibEntry, Paper, Paragraph
 from citeworth.sources.base import BadRecord, RecordError, Shard
 from citeworth.sources.facts import (
     PaperFacts,

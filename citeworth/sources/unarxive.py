@@ -14,7 +14,7 @@ import bisect
 import re
 from collections.abc import Iterator
 
-from citeworth.papers import BibEntry, Paper, Paragraph
+from citeworth.core.paper import BibEntry, Paper, Paragraph
 from citeworth.sources.base import BadRecord, RecordError, Shard
 from citeworth.sources.facts import first_present, one_line, paper_id_of, paper_metadata, parse_year, unique
 from citeworth.sources.lines import iter_papers

@@ -10,6 +10,6 @@ from pathlib import Path
 
 def project() -> Path:
     """The project checkout the tasks work in: $CITEWORTH_PROJECT_DIR, else the folder above plugins/."""
-    from citeworth.orchestration import project_dir
+    from citeworth.orchestration.workspace import project_dir
 
     return project_dir(default=Path(__file__).resolve().parents[2])

@@ -30,23 +30,23 @@ class DvcVersionOperator(BaseOperator):
         self.release = release
 
     def execute(self, context: Any) -> dict[str, Any]:
-        from citeworth import orchestration
-        from citeworth.errors import StageFailed
+        from citeworth.core.errors import StageFailed
+        from citeworth.orchestration import versioning
         from citeworth_airflow import project
 
         root = project()
-        left = orchestration.record_outputs(root, self.stages)
+        left = versioning.record_outputs(root, self.stages)
         if left:
             raise StageFailed(f"after dvc commit these stages are still not up to date: {left}")
         form = context["params"]
         if form.get("push", True):
-            orchestration.push(root, self.stages, form.get("dvc_remote"))
+            versioning.push(root, self.stages, form.get("dvc_remote"))
         if self.source and self.release:
-            version = orchestration.tag_data_version(root, self.source, self.release, self.stages,
+            version = versioning.tag_data_version(root, self.source, self.release, self.stages,
                                                      replace=bool(form.get("force")))
         else:
-            commit = orchestration.commit_version(root, self.stages, f"Model results ({context['run_id']})")
-            version = {"commit": commit or orchestration.git(root, "rev-parse", "HEAD"),
+            commit = versioning.commit_version(root, self.stages, f"Model results ({context['run_id']})")
+            version = {"commit": commit or versioning.git(root, "rev-parse", "HEAD"),
                        "created": commit is not None}
         self.log.info("versioned %s: %s", self.stages, version)
         extra = {**version, "source": self.source, "release": self.release}

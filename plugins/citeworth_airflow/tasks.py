@@ -1,4 +1,4 @@
-"""TaskFlow tasks shared by the citeworth DAGs: thin calls into ``citeworth.orchestration`` and the stages.
+"""TaskFlow tasks shared by the citeworth DAGs: thin calls into ``citeworth.orchestration``.
 
 Each task works in the project checkout (``$CITEWORTH_PROJECT_DIR``, else the folder holding
 ``plugins/``), reads the same ``params.yaml`` section as ``citeworth run`` and ``dvc repro``, and
@@ -70,27 +70,27 @@ MODELS_PARAMS: dict[str, Param] = {
 def resolve_release() -> dict[str, str]:
     """The source release this run builds; skips the run (this task and so every later one) when
     that release already has a data version."""
-    from citeworth import orchestration
+    from citeworth.orchestration import versioning, workspace
 
     context = get_current_context()
     form = context["params"]
     root = project()
-    source = form["source"] or orchestration.stage_params_in(root, "download").source
+    source = form["source"] or workspace.stage_params_in(root, "download").source
     as_of = context.get("data_interval_end") or context.get("logical_date")
-    release = orchestration.resolve_release(root, source, form["release"], as_of, api_key=_s2_api_key())
-    if release in orchestration.versioned_releases(root, source) and not form["force"]:
+    release = workspace.resolve_release(root, source, form["release"], as_of, api_key=_s2_api_key())
+    if release in versioning.versioned_releases(root, source) and not form["force"]:
         raise AirflowSkipException(f"{source} release {release} already has data version "
-                                   f"{orchestration.data_version_tag(source, release)}: nothing to do")
+                                   f"{versioning.data_version_tag(source, release)}: nothing to do")
     return {"source": source, "release": release}
 
 
 @task
 def configure(release: dict[str, str] | None = None) -> dict[str, Any]:
     """Write this run's form values (and the resolved source release) into params.yaml."""
-    from citeworth import orchestration
+    from citeworth.orchestration import params_file
 
-    updates = orchestration.form_updates({**get_current_context()["params"], **(release or {})})
-    return orchestration.apply_params(project(), updates)
+    updates = params_file.form_updates({**get_current_context()["params"], **(release or {})})
+    return params_file.apply_params(project(), updates)
 
 
 @task
@@ -100,23 +100,23 @@ def stage(name: str) -> Any:
 
 
 def _run_unless_current(name: str, overrides: list[str] | None = None, dvc_stage: str | None = None) -> Any:
-    from citeworth import orchestration
+    from citeworth.orchestration import versioning, workspace
 
     root = project()
-    if orchestration.is_up_to_date(root, dvc_stage or name):
+    if versioning.is_up_to_date(root, dvc_stage or name):
         log.info("stage %s is up to date in dvc.lock: skipped", dvc_stage or name)
         return {"skipped": True}
-    return orchestration.run_stage_in(root, name, overrides or [])
+    return workspace.run_stage_in(root, name, overrides or [])
 
 
 @task
 def download() -> Any:
     """The download stage; a Semantic Scholar API key kept in an Airflow connection reaches it
     through the environment variable the download library reads (never a param or a log)."""
-    from citeworth import orchestration
+    from citeworth.orchestration import workspace
 
     root = project()
-    params = orchestration.stage_params_in(root, "download")
+    params = workspace.stage_params_in(root, "download")
     if params.source == "s2_api" and (key := _s2_api_key()):
         os.environ[params.s2_api.api_key_env] = key
     return _run_unless_current("download")
@@ -137,24 +137,24 @@ def _s2_api_key() -> str | None:
 @task
 def plan_shards(name: str) -> list[str]:
     """The shards of curate stage ``name`` (and the removal of outputs of shards no longer listed)."""
-    from citeworth import orchestration
+    from citeworth.orchestration import workspace
 
-    return orchestration.plan_shards(project(), name)
+    return workspace.plan_shards(project(), name)
 
 
 @task(map_index_template="{{ shard }}")
 def curate_shard(name: str, shard: str) -> dict[str, Any]:
     """Curate one shard: a mapped task per shard, so shards spread over workers."""
-    from citeworth import orchestration
+    from citeworth.orchestration import workspace
 
-    return orchestration.curate_one_shard(project(), name, shard)
+    return workspace.curate_one_shard(project(), name, shard)
 
 
 @task
 def plan_models() -> list[str]:
-    from citeworth import orchestration
+    from citeworth.orchestration import workspace
 
-    return list(orchestration.stage_params_in(project(), "train").models)
+    return list(workspace.stage_params_in(project(), "train").models)
 
 
 @task(queue=TRAIN_QUEUE, map_index_template="{{ model }}")
@@ -166,23 +166,19 @@ def train_model(model: str) -> Any:
 @task
 def plan_cells() -> list[list[str]]:
     """The domain study's [train field, test field] cells (slugs), one mapped task each."""
-    from citeworth import orchestration
-    from citeworth.domains import plan_cells as cells_of
+    from citeworth.orchestration import workspace
 
-    root = project()
-    params = orchestration.stage_params_in(root, "domains")
-    with orchestration.in_project(root):
-        return cells_of(params)
+    return workspace.plan_cells(project())
 
 
 @task(queue=TRAIN_QUEUE, map_index_template="{{ cell | join(' -> ') }}")
 def domain_cell(cell: list[str]) -> Any:
     """Train on one field, test on another; a cell whose fingerprinted result is current is a no-op."""
-    from citeworth import orchestration
+    from citeworth.orchestration import workspace
 
     train_field, test_field = cell
-    return orchestration.run_stage_in(project(), "domains",
-                                      [f"cells=[[{train_field}, {test_field}]]", "aggregate=false"])
+    return workspace.run_stage_in(project(), "domains",
+                                  [f"cells=[[{train_field}, {test_field}]]", "aggregate=false"])
 
 
 @task(queue=TRAIN_QUEUE)

@@ -19,7 +19,7 @@ app = FastAPI(title="citeworth results", description="Latest citeworth dataset, 
 
 
 def _results() -> dict[str, Any]:
-    from citeworth.orchestration import latest_results
+    from citeworth.orchestration.workspace import latest_results
     from citeworth_airflow import project
 
     return latest_results(project())

@@ -22,7 +22,7 @@ import requests
 import yaml
 from dvc_workspace import dvc, fresh_workspace, git, locked_hashes, reproduced_workspace, run, tool_env
 
-from citeworth.orchestration import DATASET_STAGES, MODEL_STAGES
+from citeworth.orchestration.versioning import DATASET_STAGES, MODEL_STAGES
 
 pytestmark = pytest.mark.slow
 

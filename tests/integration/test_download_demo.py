@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
+from citeworth.core.errors import StageFailed
 from citeworth.download.demo import demo_registry
 from citeworth.download.params import DownloadParams, LegacyS2orcParams
 from citeworth.download.stage import download
-from citeworth.errors import StageFailed
 
 UNARXIVE = "github/IllDepence/unarXive/doc/unarXive_data_sample"
 

@@ -17,7 +17,7 @@ import pytest
 import yaml
 from dvc_workspace import DATASET_TARGET, dvc, git, locked_hashes, reproduced_workspace, tool_env
 
-from citeworth.orchestration import DATASET_STAGES
+from citeworth.orchestration.versioning import DATASET_STAGES
 from citeworth.stages import STAGES
 
 pytestmark = pytest.mark.slow

@@ -12,7 +12,8 @@ import yaml
 from transformers import AutoModel, AutoModelForSequenceClassification, BertConfig, BertModel
 
 from citeworth import cli
-from citeworth.io import write_jsonl
+from citeworth.core.io import write_jsonl
+from citeworth.core.schema import CITE_WORTHY, NOT_CITE_WORTHY, SPLITS
 from citeworth.models import data, encoders
 from citeworth.models.base import load_trained
 
@@ -36,7 +37,7 @@ def paragraph(rng: random.Random, paper: int, index: int, split: str) -> dict:
     for _ in range(rng.randint(1, 5)):
         cite = rng.random() < 0.35
         text = rng.choice(CITING if cite else PLAIN).format(a=rng.choice(TOPICS), b=rng.choice(TOPICS))
-        label = data.POSITIVE if cite else data.NEGATIVE
+        label = CITE_WORTHY if cite else NOT_CITE_WORTHY
         samples.append({"text": text, "original_text": text, "label": label,
                         "ref_ids": [["b1"]] if cite else None, "citation_text": ["[1]"] if cite else None})
     return {"paper_id": f"{split}-{paper}", "section_idx": index, "section_title": "Introduction",
@@ -95,7 +96,7 @@ def trained(project):
 def test_every_model_writes_metrics_plots_and_a_reloadable_model(trained):
     test_records = read(trained / "data/citeworth/test.jsonl")
     n_test = len(data.sentences(test_records))
-    version = data.dataset_version(trained / "data/citeworth" / f"{s}.jsonl" for s in data.SPLITS)
+    version = data.dataset_version(trained / "data/citeworth" / f"{s}.jsonl" for s in SPLITS)
     names = yaml.safe_load((trained / "params.yaml").read_text())["train"]["models"]
     for name in names:
         metrics = json.loads((trained / "metrics/models" / f"{name}.json").read_text())
@@ -129,7 +130,7 @@ def test_transformer_models_reload_with_auto_classes(trained):
     with torch.no_grad():
         probs = torch.softmax(auto(**ids).logits, dim=-1)[:, 1].numpy()
     assert ours.predict_proba(records)[:4] == pytest.approx(probs, abs=1e-5)
-    assert auto.config.id2label == {0: data.NEGATIVE, 1: data.POSITIVE}
+    assert auto.config.id2label == {0: NOT_CITE_WORTHY, 1: CITE_WORTHY}
     encoder = AutoModel.from_pretrained(trained / "models/context")
     assert encoder.config.model_type == "bert"
     scratch = AutoModelForSequenceClassification.from_pretrained(trained / "models/transformer")

@@ -10,10 +10,10 @@ import re
 
 import pytest
 
+from citeworth.core.paper import CitationSpan, Paper, Paragraph
 from citeworth.curate.config import CurationConfig
 from citeworth.curate.engine import CurationStats, Curator
 from citeworth.curate.sentences import SentenceSplitter
-from citeworth.papers import CitationSpan, Paper, Paragraph
 
 
 def para(marked: str, section: str = "Introduction") -> Paragraph:

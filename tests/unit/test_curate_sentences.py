@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 import spacy
 
+from citeworth.core.errors import StageFailed
 from citeworth.curate.sentences import SentenceSplitter, attach_citation_only, join_across
-from citeworth.errors import StageFailed
 
 # S2ORC 18980463 (Genes & Development), body paragraph.
 PARAGRAPH = (

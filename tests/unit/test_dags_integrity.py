@@ -16,7 +16,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 HEAVY_MODULES = ["torch", "transformers", "spacy", "scispacy", "dvc.repo", "great_expectations", "pandas",
-                 "sklearn", "citeworth.curate", "citeworth.download", "citeworth.training"]
+                 "sklearn", "citeworth.curate", "citeworth.download", "citeworth.models.train"]
 
 PARSE_SCRIPT = """
 import json, sys, time

@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from citeworth import orchestration
-from citeworth.errors import StageFailed
-from citeworth.params import ParamsError
+from citeworth.core.errors import StageFailed
+from citeworth.core.params import ParamsError
+from citeworth.orchestration import params_file, versioning, workspace
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -27,11 +27,11 @@ def project(tmp_path: Path) -> Path:
 
 
 def _git(root: Path, *args: str) -> str:
-    return orchestration.git(root, *args)
+    return versioning.git(root, *args)
 
 
 def test_form_fields_fan_out_to_their_params_sections():
-    updates = orchestration.form_updates({
+    updates = params_file.form_updates({
         "source": "demo", "release": None, "sample_size": 50, "workers": 3,
         "overrides": {"curate": {"workers": 1}, "validate": {"examples": 2}},
     })
@@ -43,35 +43,35 @@ def test_form_fields_fan_out_to_their_params_sections():
         "curate_baseline": {"workers": 3},
         "validate": {"examples": 2},
     }
-    assert orchestration.form_updates({"source": None, "overrides": {}}) == {}
+    assert params_file.form_updates({"source": None, "overrides": {}}) == {}
 
 
 def test_apply_params_edits_values_and_keeps_the_file_otherwise_byte_identical(project):
     original = (project / "params.yaml").read_text()
     before = yaml.safe_load(original)["assemble"]["per_field"]
-    changed = orchestration.apply_params(project, {"assemble": {"per_field": 7}})
+    changed = params_file.apply_params(project, {"assemble": {"per_field": 7}})
     assert changed == {"assemble": {"per_field": 7}}
     edited = (project / "params.yaml").read_text()
     assert yaml.safe_load(edited)["assemble"]["per_field"] == 7
     assert [line for line in edited.splitlines() if line not in original.splitlines()] == \
         [next(line for line in edited.splitlines() if line.strip().startswith("per_field: 7"))]
-    orchestration.apply_params(project, {"assemble": {"per_field": before}})
+    params_file.apply_params(project, {"assemble": {"per_field": before}})
     assert (project / "params.yaml").read_text() == original  # comments, anchors, nulls all kept
 
 
 def test_apply_params_is_a_no_op_when_nothing_changes(project):
     current = yaml.safe_load((project / "params.yaml").read_text())["assemble"]["seed"]
     stamp = (project / "params.yaml").stat().st_mtime_ns
-    assert orchestration.apply_params(project, {"assemble": {"seed": current}}) == {}
+    assert params_file.apply_params(project, {"assemble": {"seed": current}}) == {}
     assert (project / "params.yaml").stat().st_mtime_ns == stamp
 
 
 def test_apply_params_rejects_unknown_keys_with_the_stage_message_and_writes_nothing(project):
     original = (project / "params.yaml").read_text()
     with pytest.raises(ParamsError, match=r"assemble: unknown key\(s\) \['sampel'\]"):
-        orchestration.apply_params(project, {"assemble": {"sampel": 3}})
+        params_file.apply_params(project, {"assemble": {"sampel": 3}})
     with pytest.raises(ParamsError, match="no section 'nonsense'"):
-        orchestration.apply_params(project, {"nonsense": {"x": 1}})
+        params_file.apply_params(project, {"nonsense": {"x": 1}})
     assert (project / "params.yaml").read_text() == original
 
 
@@ -89,15 +89,15 @@ def test_plan_shards_lists_shards_and_drops_outputs_of_shards_no_longer_listed(p
     for path in kept + stale:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text("{}\n")
-    assert orchestration.plan_shards(project, "curate") == ["unarxive__a", "tei__paper.tei"]
+    assert workspace.plan_shards(project, "curate") == ["unarxive__a", "tei__paper.tei"]
     assert all(path.exists() for path in kept)
     assert not any(path.exists() for path in stale)
 
 
 def test_resolve_release_prefers_the_request_then_params(project):
     configured = yaml.safe_load((project / "params.yaml").read_text())["download"]
-    assert orchestration.resolve_release(project, configured["source"], "2099-01-01") == "2099-01-01"
-    assert orchestration.resolve_release(project, configured["source"], None) == configured["release"]
+    assert workspace.resolve_release(project, configured["source"], "2099-01-01") == "2099-01-01"
+    assert workspace.resolve_release(project, configured["source"], None) == configured["release"]
 
 
 @pytest.fixture()
@@ -120,31 +120,31 @@ def repo(tmp_path: Path) -> Path:
 def test_a_data_version_is_tagged_once_per_release_and_reruns_change_nothing(repo):
     (repo / "stats.json").write_text('{"sentences": 11}\n')
     (repo / ".gitignore").write_text("/data\n")  # as `dvc repro` writes it for the cached output
-    first = orchestration.tag_data_version(repo, "demo", "v1", ["assemble"])
+    first = versioning.tag_data_version(repo, "demo", "v1", ["assemble"])
     assert first["created"] and first["commit"] == _git(repo, "rev-parse", "HEAD")
     assert _git(repo, "show", "data/demo/v1:stats.json") == '{"sentences": 11}'  # metrics go with it
     assert _git(repo, "show", "data/demo/v1:.gitignore") == "/data"
-    again = orchestration.tag_data_version(repo, "demo", "v1", ["assemble"])
+    again = versioning.tag_data_version(repo, "demo", "v1", ["assemble"])
     assert again == {**first, "created": False}
     assert _git(repo, "rev-parse", "HEAD") == first["commit"]
-    assert orchestration.versioned_releases(repo, "demo") == ["v1"]
+    assert versioning.versioned_releases(repo, "demo") == ["v1"]
 
 
 def test_a_release_rebuilt_with_other_hashes_is_refused(repo):
-    orchestration.tag_data_version(repo, "demo", "v1", ["assemble"])
+    versioning.tag_data_version(repo, "demo", "v1", ["assemble"])
     lock = repo / "dvc.lock"
     lock.write_text(lock.read_text().replace("aaa.dir", "bbb.dir"))
     with pytest.raises(StageFailed, match="data/demo/v1 already exists with different dataset hashes"):
-        orchestration.tag_data_version(repo, "demo", "v1", ["assemble"])
-    forced = orchestration.tag_data_version(repo, "demo", "v1", ["assemble"], replace=True)
+        versioning.tag_data_version(repo, "demo", "v1", ["assemble"])
+    forced = versioning.tag_data_version(repo, "demo", "v1", ["assemble"], replace=True)
     assert forced["created"] and "bbb.dir" in _git(repo, "show", "data/demo/v1:dvc.lock")
 
 
 def test_latest_results_reads_what_exists(repo):
     (repo / "metrics").mkdir()
     (repo / "metrics" / "models.json").write_text(json.dumps({"tfidf_lr": {"f1": 0.5}}))
-    orchestration.tag_data_version(repo, "demo", "v1", ["assemble"])
-    results = orchestration.latest_results(repo)
+    versioning.tag_data_version(repo, "demo", "v1", ["assemble"])
+    results = workspace.latest_results(repo)
     assert results["models"] == {"tfidf_lr": {"f1": 0.5}}
     assert results["dataset"] is None and results["quality"] is None
     assert results["versions"] == ["data/demo/v1"]
@@ -155,7 +155,7 @@ def test_apply_params_moves_aliases_with_their_anchor_and_adds_missing_keys(tmp_
         "curate:\n  inputs: &inputs\n    - reader: unarxive\n      glob: raw/a/*.jsonl\n"
         "  workers: 2  # procs\n\n"
         "curate_baseline:\n  inputs: *inputs\n  rules:\n    mode: spans-only\n")
-    changed = orchestration.apply_params(tmp_path, {
+    changed = params_file.apply_params(tmp_path, {
         "curate": {"inputs": [{"reader": "unarxive", "glob": "raw/b/*.jsonl"}], "workers": 1},
         "curate_baseline": {"out_dir": "interim_b"}})
     new_inputs = [{"reader": "unarxive", "glob": "raw/b/*.jsonl"}]

@@ -8,21 +8,18 @@ import json
 import numpy as np
 import pytest
 
-from citeworth.domains import (
-    DomainsParams,
-    EmbeddingParams,
+from citeworth.core.errors import StageFailed
+from citeworth.core.io import write_jsonl
+from citeworth.studies.domains.clusters import cluster_fields, cluster_purity, pearson
+from citeworth.studies.domains.params import DomainsParams, EmbeddingParams
+from citeworth.studies.domains.splits import (
     cell_data,
-    cluster_fields,
-    cluster_purity,
-    domains,
     field_parts,
-    pearson,
     plan_cells,
     requested_cells,
     select_fields,
 )
-from citeworth.errors import StageFailed
-from citeworth.io import write_jsonl
+from citeworth.studies.domains.stage import domains
 
 pytestmark = pytest.mark.usefixtures("torch_one_thread")
 

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from citeworth.core.errors import StageFailed
 from citeworth.download import arxiv, releases
 from citeworth.download.demo import DEMO_RELEASE, demo_registry
 from citeworth.download.fetch import Fetcher
@@ -19,7 +20,6 @@ from citeworth.download.redaction import install_log_redaction, public_url, reda
 from citeworth.download.remote import ChecksumMismatch, DownloadError, RemoteFile
 from citeworth.download.s2orc_legacy import url_list_files
 from citeworth.download.transports import LocalTransport, Network, parse_content_range
-from citeworth.errors import StageFailed
 
 PRESIGNED = "https://bucket.s3.amazonaws.com/a/b.gz?AWSAccessKeyId=AKIAXXXX&Signature=s3cr3t&Expires=1"
 

@@ -7,16 +7,15 @@ import json
 
 import pytest
 
-from citeworth.downstream import (
+from citeworth.studies.transfer.downstream import TagAdapter, score
+from citeworth.studies.transfer.tasks import (
     KNOWN_TASKS,
-    TagAdapter,
     TaggedSentence,
     TaskSpec,
     load_task,
     read_conll,
     read_labelled_text,
     resolve_task,
-    score,
     subsample,
 )
 

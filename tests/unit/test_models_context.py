@@ -7,7 +7,8 @@ import pytest
 import torch
 from transformers import BertConfig, BertModel, LongformerConfig, LongformerModel
 
-from citeworth.models import data, encoders, loop
+from citeworth.core.schema import CITE_WORTHY, NOT_CITE_WORTHY
+from citeworth.models import encoders, loop
 from citeworth.models.context import ContextAdapter, ContextClassifier, plan_windows, window_owners
 
 pytestmark = pytest.mark.usefixtures("torch_one_thread")  # toy models, busy machine
@@ -26,7 +27,7 @@ def tiny_bert(vocab_size: int) -> BertModel:
 
 
 def record(texts: list[str], labels: list[int]) -> dict:
-    names = {1: data.POSITIVE, 0: data.NEGATIVE}
+    names = {1: CITE_WORTHY, 0: NOT_CITE_WORTHY}
     return {"mag_field_of_study": ["Biology"],
             "samples": [{"text": t, "label": names[y]} for t, y in zip(texts, labels, strict=True)]}
 

@@ -5,10 +5,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from citeworth.core.params import ParamsError, build
+from citeworth.core.schema import CITE_WORTHY, NOT_CITE_WORTHY
 from citeworth.models.loop import Item
 from citeworth.models.sentence import oversample, train_subword_tokenizer
 from citeworth.models.spec import ModelSpec
-from citeworth.params import ParamsError, build
 
 TEXTS = [f"Sentence {i} about photosynthesis, enzymes and {w} kinetics in plants." for i, w in
          enumerate(["protein", "reaction", "membrane", "transport", "binding", "signal"] * 5)]
@@ -49,12 +50,11 @@ def test_spec_fills_the_sections_its_kind_reads():
 
 
 def test_long_sentences_are_cut_keeping_the_closing_token_and_counted():
-    from citeworth.models import data
     from citeworth.models.sentence import SentenceAdapter
 
     tokenizer = train_subword_tokenizer(TEXTS, 120, 512)
     adapter = SentenceAdapter(tokenizer, max_length=12)
-    samples = [{"text": TEXTS[0], "label": data.POSITIVE}, {"text": "Short one.", "label": data.NEGATIVE}]
+    samples = [{"text": TEXTS[0], "label": CITE_WORTHY}, {"text": "Short one.", "label": NOT_CITE_WORTHY}]
     items = adapter.items([{"mag_field_of_study": ["Biology"], "samples": samples}])
     assert len(items[0].input_ids) == 12 and items[0].input_ids[-1] == tokenizer.sep_token_id
     assert items[1].input_ids == tokenizer("Short one.")["input_ids"]

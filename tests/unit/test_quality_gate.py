@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 
 from citeworth.cli import main
-from citeworth.errors import StageFailed
-from citeworth.io import write_jsonl
-from citeworth.papers import CitationSpan, Paper, Paragraph
-from citeworth.params import ParamsError
+from citeworth.core.errors import StageFailed
+from citeworth.core.io import write_jsonl
+from citeworth.core.paper import CitationSpan, Paper, Paragraph
+from citeworth.core.params import ParamsError
 from citeworth.quality.checkpoints import run_suites
 from citeworth.quality.config import ValidateParams
 from citeworth.quality.gate import validate

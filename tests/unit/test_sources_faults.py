@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from citeworth.papers import Paper
+from citeworth.core.paper import Paper
 from citeworth.sources import BadRecord, Shard, discover_shards, read_shard
 from citeworth.sources.base import RAW_CHARS
 

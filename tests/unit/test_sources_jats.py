@@ -10,8 +10,8 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
+from citeworth.core.paper import Paper
 from citeworth.curate import citations as cit
-from citeworth.papers import Paper
 from citeworth.sources import BadRecord, discover_shards, read_shard
 from citeworth.sources.facts import METADATA_KEYS
 from citeworth.sources.jats import pmc_fields

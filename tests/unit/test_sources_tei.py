@@ -9,10 +9,10 @@ import shutil
 
 import pytest
 
+from citeworth.core.paper import Paper
 from citeworth.curate import citations as cit
 from citeworth.curate.config import CurationConfig
 from citeworth.curate.engine import Curator
-from citeworth.papers import Paper
 from citeworth.sources import BadRecord, discover_shards, read_shard
 from citeworth.sources.facts import METADATA_KEYS
 

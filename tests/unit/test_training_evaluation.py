@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from citeworth.evaluation import aggregate_seeds, classification_metrics, mean_std, pr_curve_rows
+from citeworth.models.evaluation import aggregate_seeds, classification_metrics, mean_std, pr_curve_rows
 
 
 def test_metrics_are_those_of_the_positive_class_overall_and_per_field():

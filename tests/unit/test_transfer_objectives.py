@@ -11,13 +11,13 @@ from transformers import AutoModel, AutoModelForMaskedLM, BertConfig, BertForMas
 
 from citeworth.models import loop
 from citeworth.models.encoders import load_tokenizer
-from citeworth.transfer import (
+from citeworth.studies.transfer.params import PretrainParams
+from citeworth.studies.transfer.pretrain import (
     CITE_HEAD_FILE,
     INFO_FILE,
     OBJECTIVES,
     CiteBert,
     Masker,
-    PretrainParams,
     collate,
     export,
     model_card,

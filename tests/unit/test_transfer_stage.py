@@ -7,10 +7,11 @@ import json
 
 import pytest
 
-from citeworth.downstream import FineTuneParams, TaskSpec
-from citeworth.io import write_jsonl
+from citeworth.core.io import write_jsonl
 from citeworth.models.spec import OptimParams
-from citeworth.transfer import DownstreamParams, PretrainParams, TransferParams, transfer
+from citeworth.studies.transfer.params import DownstreamParams, FineTuneParams, PretrainParams, TransferParams
+from citeworth.studies.transfer.stage import transfer
+from citeworth.studies.transfer.tasks import TaskSpec
 
 pytestmark = pytest.mark.usefixtures("torch_one_thread")
 

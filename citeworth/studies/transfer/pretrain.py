@@ -1,7 +1,6 @@
-"""The transfer stage (§6, Table 6): is cite-worthiness a useful pre-training signal?
+"""Pre-training the transfer variants (§6) from a base encoder on the curated CiteWorth sentences.
 
-From a base encoder (the embedded default; SciBERT in paper mode) three variants are trained on
-the curated CiteWorth sentences, as the paper's code does:
+As the paper's code does it:
 
 - **LM**: masked-LM fine-tuning;
 - **Cite**: cite-worthiness classification, a pooled [CLS] head on the unmasked sentence;
@@ -9,21 +8,16 @@ the curated CiteWorth sentences, as the paper's code does:
   same masked batch unless ``unmask_citation``).
 
 Each is exported with ``save_pretrained`` (the masked-LM model and its tokenizer, plus the cite
-head's weights and a model card) under ``models/transfer/<variant>/``. Then Base and the three
-variants are fine-tuned on the downstream tasks (``citeworth.downstream``) over several seeds;
-``metrics/transfer.json`` and ``reports/table6.md`` hold mean ± std per task and variant.
-
-Every pre-trained variant and every (task, variant, seed) run is fingerprinted by its inputs and
-params, so a rerun redoes only what changed.
+head's weights and a model card) under ``models/transfer/<variant>/``, with a fingerprint of its
+inputs and params, so a rerun retrains only what changed.
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
 import logging
 import math
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import numpy as np
@@ -31,27 +25,18 @@ import torch
 from torch import nn
 from tqdm.auto import tqdm
 
-from citeworth.domains import set_threads
-from citeworth.downstream import (
-    ClsHead,
-    FineTuneParams,
-    TaskData,
-    TaskSpec,
-    fine_tune,
-    load_task,
-    resolve_task,
-)
-from citeworth.errors import StageFailed
-from citeworth.evaluation import mean_std, prf
-from citeworth.io import dumps, read_jsonl, write_json, write_text
+from citeworth.core.errors import StageFailed
+from citeworth.core.fingerprint import digest
+from citeworth.core.io import read_jsonl, write_json, write_text
+from citeworth.core.params import to_dict
 from citeworth.models import data, encoders, loop
 from citeworth.models.base import atomic_dir
-from citeworth.models.spec import OptimParams
-from citeworth.params import to_dict
+from citeworth.models.evaluation import prf, rounded
+from citeworth.studies.transfer.downstream import ClsHead
+from citeworth.studies.transfer.params import PretrainParams, TransferParams
 
 log = logging.getLogger(__name__)
 
-BASE = "Base"
 INFO_FILE = "citeworth_transfer.json"
 CITE_HEAD_FILE = "cite_head.safetensors"
 
@@ -64,77 +49,6 @@ class Objective:
 
 OBJECTIVES = {"LM": Objective(mlm=True, cite=False), "Cite": Objective(mlm=False, cite=True),
               "LMCite": Objective(mlm=True, cite=True)}
-
-
-@dataclass
-class PretrainParams:
-    """Defaults are the paper's CiteBERT run (its public scripts); the demo caps data and steps."""
-
-    max_length: int = 128  # sub-word tokens per sentence, specials included
-    max_sentences: int | None = None  # training sentences drawn with a fixed seed (null: all)
-    max_dev_sentences: int | None = None  # dev sentences scored after training (null: all)
-    mlm_probability: float = 0.15
-    mlm_weight: float = 1.0
-    cite_weight: float = 1.0
-    unmask_citation: bool = False  # LMCite: the cite head reads the unmasked sentence (a 2nd pass)
-    weighted_loss: bool = False  # class-balanced cite loss (the paper's CiteBERT run used none)
-    dropout: float = 0.1
-    seed: int = 1000
-    optim: OptimParams = field(default_factory=lambda: OptimParams(
-        batch_size=32, epochs=10, lr=1.351e-6, warmup_steps=300, weight_decay=0.01))
-
-
-@dataclass
-class DownstreamParams:
-    # The SciBERT benchmark's data/ folder as the download stage lays it out (or a mirror's copy).
-    data_root: Path = Path("raw/demo/demo-v1/github/allenai/scibert/data")
-    tasks: list[TaskSpec] = field(default_factory=lambda: [TaskSpec("sci-cite"), TaskSpec("citation_intent")])
-    seeds: list[int] = field(default_factory=lambda: [1, 2, 3, 4, 5])
-    finetune: FineTuneParams = field(default_factory=FineTuneParams)
-
-
-@dataclass
-class TransferParams:
-    encoder: str = "embedded"  # the Base model: "embedded", a hub name (SciBERT) or a local path
-    data_dir: Path = Path("data/citeworth")  # the CiteWorth dataset: train.jsonl / dev.jsonl
-    variants: list[str] = field(default_factory=lambda: ["LM", "Cite", "LMCite"])
-    pretrain: PretrainParams = field(default_factory=PretrainParams)
-    downstream: DownstreamParams = field(default_factory=DownstreamParams)
-    models_dir: Path = Path("models/transfer")
-    runs_dir: Path = Path("metrics/transfer")  # one JSON per (task, variant, seed) run
-    metrics_path: Path = Path("metrics/transfer.json")
-    table_path: Path = Path("reports/table6.md")
-    threads: int | None = None  # torch CPU threads (null: torch's default)
-
-
-def transfer(params: TransferParams) -> dict:
-    set_threads(params.threads)
-    unknown = sorted(set(params.variants) - set(OBJECTIVES))
-    if unknown:
-        raise StageFailed(f"unknown transfer variant(s) {unknown}; variants: {', '.join(OBJECTIVES)}")
-    tasks = [resolve_task(t) for t in params.downstream.tasks]
-    for task in tasks:
-        missing = [str(p) for p in task_files(params.downstream.data_root, task) if not p.exists()]
-        if missing:
-            raise StageFailed(f"task {task.name}: missing {', '.join(missing)} (run the download stage, or "
-                              "point transfer.downstream.data_root at the SciBERT benchmark's data folder)")
-    pretrained = {name: pretrain_variant(name, params) for name in params.variants}
-    encoders_by_variant = {BASE: (params.encoder, _digest({"encoder": params.encoder}))}
-    encoders_by_variant.update({name: (str(Path(params.models_dir) / name), info["fingerprint"])
-                                for name, info in pretrained.items()})
-    loaded: dict[str, TaskData] = {}  # each task's files are read once, and only if a run needs them
-    results = {task.name: {variant: [run_downstream(task, variant, encoder, fingerprint, seed, params, loaded)
-                                     for seed in params.downstream.seeds]
-                           for variant, (encoder, fingerprint) in encoders_by_variant.items()}
-               for task in tasks}
-    metrics = aggregate(tasks, results, pretrained, params)
-    write_json(Path(params.metrics_path), metrics)
-    write_text(Path(params.table_path), table6(metrics))
-    return {"average": metrics["average"], "tasks": {t: m["test"] for t, m in metrics["tasks"].items()}}
-
-
-# ---------------------------------------------------------------------------------------------
-# The pre-training model and its losses
 
 
 class CiteBert(nn.Module):
@@ -224,10 +138,6 @@ def collate(items: list[loop.Item], pad_id: int, masker: Masker) -> PretrainBatc
     return PretrainBatch(ids, mask, masked, mlm_labels, labels)
 
 
-# ---------------------------------------------------------------------------------------------
-# Pre-training a variant
-
-
 def pretrain_variant(variant: str, params: TransferParams) -> dict:
     """Train and export ``variant`` unless an export with the same fingerprint exists; its info."""
     directory = Path(params.models_dir) / variant
@@ -235,7 +145,7 @@ def pretrain_variant(variant: str, params: TransferParams) -> dict:
     for path in split_paths:
         if not path.exists():
             raise StageFailed(f"{path} is missing: run the assemble stage first")
-    fingerprint = _digest({"variant": variant, "encoder": params.encoder,
+    fingerprint = digest({"variant": variant, "encoder": params.encoder,
                            "pretrain": to_dict(params.pretrain), "data": data.dataset_version(split_paths)})
     info_path = directory / INFO_FILE
     if info_path.exists() and json.loads(info_path.read_text()).get("fingerprint") == fingerprint:
@@ -335,7 +245,7 @@ def dev_metrics(model: CiteBert, tokenizer, dev: list[tuple[str, int]], objectiv
         metrics["mlm_loss"] = round(mlm_total / max(mlm_batches, 1), 6)
     if objective.cite:
         gold = np.array([label for _, label in dev])
-        metrics["cite"] = _rounded(prf(gold, predicted))
+        metrics["cite"] = rounded(prf(gold, predicted))
     return metrics
 
 
@@ -396,96 +306,5 @@ def model_card(info: dict) -> str:
     ])
 
 
-# ---------------------------------------------------------------------------------------------
-# Downstream runs and Table 6
-
-
-def run_downstream(task: TaskSpec, variant: str, encoder: str, encoder_fingerprint: str, seed: int,
-                   params: TransferParams, loaded: dict[str, TaskData]) -> dict:
-    """Fine-tune ``encoder`` on ``task`` with ``seed``, or reuse the run's result if up to date."""
-    ds = params.downstream
-    fingerprint = _digest({"task": asdict(task), "encoder": encoder_fingerprint, "seed": seed,
-                           "finetune": to_dict(ds.finetune),
-                           "data": data.dataset_version(task_files(ds.data_root, task))})
-    path = Path(params.runs_dir) / task.name / f"{variant}-seed{seed}.json"
-    if path.exists() and json.loads(path.read_text()).get("fingerprint") == fingerprint:
-        return json.loads(path.read_text())
-    log.info("transfer: fine-tuning %s on %s, seed %d", variant, task.name, seed)
-    if task.name not in loaded:
-        loaded[task.name] = load_task(ds.data_root, task)
-    scores = fine_tune(encoder, loaded[task.name], ds.finetune, seed)
-    result = {"task": task.name, "variant": variant, "seed": seed, "metric": task.metric,
-              "fingerprint": fingerprint, **_rounded(scores)}
-    write_json(path, result)
-    return result
-
-
-def task_files(data_root: Path, task: TaskSpec) -> list[Path]:
-    return [Path(data_root) / task.path / f"{split}.txt" for split in ("train", "dev", "test")]
-
-
-def aggregate(tasks: list[TaskSpec], results: dict, pretrained: dict, params: TransferParams) -> dict:
-    variants = [BASE, *params.variants]
-    per_task = {}
-    for task in tasks:
-        runs = results[task.name]
-        per_task[task.name] = {
-            "display": task.display, "metric": task.metric,
-            "test": {v: _rounded(mean_std([r["test"] for r in runs[v]])) for v in variants},
-            "dev": {v: _rounded(mean_std([r["dev"] for r in runs[v]])) for v in variants},
-        }
-    average = {v: round(float(np.mean([per_task[t.name]["test"][v]["mean"] for t in tasks])), 6)
-               for v in variants} if tasks else {}
-    return {"encoder": params.encoder, "variants": variants, "seeds": list(params.downstream.seeds),
-            "tasks": per_task, "average": average,
-            "pretraining": {name: {k: info[k] for k in ("train_sentences", "steps", "train_loss", "dev")}
-                            for name, info in pretrained.items()}}
-
-
-def table6(metrics: dict) -> str:
-    variants = metrics["variants"]
-    lines = [
-        "# Table 6: transfer to downstream tasks",
-        "",
-        f"Base encoder `{metrics['encoder']}`; test scores ×100, mean ± std over seeds "
-        f"{metrics['seeds']}; the best mean of each row in bold.",
-        "",
-        "| Dataset | Metric | " + " | ".join(variants) + " |",
-        "|---|---|" + "---:|" * len(variants),
-    ]
-    for task in metrics["tasks"].values():
-        cells = {v: task["test"][v] for v in variants}
-        best = max(c["mean"] for c in cells.values())
-        row = [_cell(c["mean"], c["std"], c["mean"] == best) for c in cells.values()]
-        lines.append(f"| {task['display']} | {task['metric']} | " + " | ".join(row) + " |")
-    if metrics["average"]:
-        best = max(metrics["average"].values())
-        row = [_cell(metrics["average"][v], None, metrics["average"][v] == best) for v in variants]
-        lines.append("| Average | | " + " | ".join(row) + " |")
-    lines += ["", "Pre-training (dev split):", ""]
-    for name, info in metrics["pretraining"].items():
-        dev = info["dev"]
-        parts = [f"{info['steps']} steps on {info['train_sentences']} sentences"]
-        if "mlm_loss" in dev:
-            parts.append(f"dev MLM loss {dev['mlm_loss']:.3f}")
-        if "cite" in dev:
-            parts.append(f"dev cite-worthiness F1 {100 * dev['cite']['f1']:.2f}")
-        lines.append(f"- {name}: " + ", ".join(parts))
-    return "\n".join(lines) + "\n"
-
-
-def _cell(mean: float, std: float | None, bold: bool) -> str:
-    text = f"{100 * mean:.2f}" + ("" if std is None else f" ± {100 * std:.2f}")
-    return f"**{text}**" if bold else text
-
-
-def _rounded(stats: dict) -> dict:
-    return {k: round(v, 6) if isinstance(v, float) else v for k, v in stats.items()}
-
-
 def _mean(values: list[float]) -> float | None:
     return round(float(np.mean(values)), 6) if values else None
-
-
-def _digest(obj: dict) -> str:
-    return hashlib.sha256(dumps(obj).encode()).hexdigest()[:16]

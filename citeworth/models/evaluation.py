@@ -59,3 +59,8 @@ def mean_std(values: Sequence[float]) -> dict:
 
 def aggregate_seeds(per_seed: Sequence[dict], keys: Sequence[str] = ("precision", "recall", "f1")) -> dict:
     return {key: mean_std([m[key] for m in per_seed]) for key in keys}
+
+
+def rounded(stats: dict) -> dict:
+    """``stats`` with its floats rounded to 6 places, as every metrics file writes them."""
+    return {k: round(v, 6) if isinstance(v, float) else v for k, v in stats.items()}

@@ -18,9 +18,9 @@ from pathlib import Path
 
 from tqdm.auto import tqdm
 
-from citeworth.evaluation import THRESHOLD
-from citeworth.io import atomic_write, dumps
-from citeworth.models.data import NEGATIVE
+from citeworth.core.io import atomic_write, dumps
+from citeworth.core.schema import NOT_CITE_WORTHY
+from citeworth.models.evaluation import THRESHOLD
 
 log = logging.getLogger(__name__)
 DEFAULT_MODEL = Path("models/context")
@@ -151,7 +151,7 @@ def write_scores(model, paragraphs: Iterable[dict], handle, threshold: float) ->
 
 def _labelled(record: dict) -> dict:
     """The record with a placeholder label where a sample has none (models read labels, unused here)."""
-    samples = [{"label": NEGATIVE, **sample} for sample in record["samples"]]
+    samples = [{"label": NOT_CITE_WORTHY, **sample} for sample in record["samples"]]
     return {**record, "samples": samples}
 
 

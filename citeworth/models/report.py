@@ -12,8 +12,8 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from citeworth.errors import StageFailed
-from citeworth.io import write_json, write_text
+from citeworth.core.errors import StageFailed
+from citeworth.core.io import write_json, write_text
 
 # The paper's Table 4 test F1 (SciBERT/Longformer rows: the same recipe on the bigger encoders).
 PAPER_F1 = {

@@ -1,7 +1,7 @@
 """The ``train`` stage: every model of ``train.models`` × every seed, evaluated on the test split.
 
-``fit_model`` / ``evaluate`` are the library entry points (the domains stage calls them per
-train-field × test-field cell). The stage writes, per model (so a DVC matrix cell running
+Each model is fitted and scored with ``citeworth.models.fitting`` (which the studies share). The
+stage writes, per model (so a DVC matrix cell running
 ``-S 'models=[name]'`` writes only its own files):
 
 - ``models/<name>/``: the best-on-dev seed's model (``save_pretrained`` + tokenizer for transformer
@@ -14,9 +14,7 @@ train-field × test-field cell). The stage writes, per model (so a DVC matrix ce
 
 from __future__ import annotations
 
-import contextlib
 import logging
-import random
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -24,13 +22,16 @@ from pathlib import Path
 import numpy as np
 import yaml
 
-from citeworth.errors import StageFailed
-from citeworth.evaluation import THRESHOLD, aggregate_seeds, classification_metrics, mean_std, pr_curve_rows
-from citeworth.io import read_jsonl, write_json, write_text
+from citeworth.core.errors import StageFailed
+from citeworth.core.io import read_jsonl, write_json, write_text
+from citeworth.core.params import ParamsError, to_dict
+from citeworth.core.schema import CITE_WORTHY, NOT_CITE_WORTHY, SPLITS
+from citeworth.core.threads import torch_threads
 from citeworth.models import data
-from citeworth.models.base import TrainedModel, kind_module
+from citeworth.models.base import TrainedModel
+from citeworth.models.evaluation import THRESHOLD, aggregate_seeds, mean_std, pr_curve_rows
+from citeworth.models.fitting import evaluate, fit_model, metrics_for, model_spec
 from citeworth.models.spec import ModelSpec
-from citeworth.params import ParamsError, build, to_dict
 
 log = logging.getLogger(__name__)
 
@@ -50,38 +51,11 @@ class TrainParams:
     threads: int | None = None  # torch CPU threads; null = torch's default
 
 
-def model_spec(name: str, mapping: dict) -> ModelSpec:
-    """The ``ModelSpec`` of catalog entry ``name``."""
-    return build(ModelSpec, {**mapping, "name": name}, where=f"train.catalog.{name}")
-
-
-def fit_model(model: ModelSpec, train: list[dict], dev: list[dict], seed: int, out_dir: Path | None,
-              live_dir: Path | None = None) -> TrainedModel:
-    """Train one model on dataset records; early stopping on ``dev``.
-
-    ``out_dir`` holds the fit's resumable checkpoints (removed when it completes; a rerun after a
-    crash resumes there); ``live_dir`` receives the DVCLive log. Save the result with
-    ``TrainedModel.save``.
-    """
-    random.seed(seed)
-    np.random.seed(seed)
-    return kind_module(model.kind).fit(model, train, dev, seed, out_dir, live_dir)
-
-
-def evaluate(trained: TrainedModel, records: list[dict]) -> dict:
-    """P/R/F1 of the cite-worthy class, per field, confusion counts and average precision."""
-    return metrics_for(records, trained.predict_proba(records))
-
-
-def metrics_for(records: list[dict], scores: np.ndarray) -> dict:
-    return classification_metrics(data.labels(records), scores, data.fields(records))
-
-
 def load_splits(data_dir: Path) -> dict[str, list[dict]]:
-    missing = [s for s in data.SPLITS if not (Path(data_dir) / f"{s}.jsonl").exists()]
+    missing = [s for s in SPLITS if not (Path(data_dir) / f"{s}.jsonl").exists()]
     if missing:
         raise StageFailed(f"{data_dir} lacks {', '.join(f'{s}.jsonl' for s in missing)}: run assemble first")
-    splits = {s: list(read_jsonl(Path(data_dir) / f"{s}.jsonl")) for s in data.SPLITS}
+    splits = {s: list(read_jsonl(Path(data_dir) / f"{s}.jsonl")) for s in SPLITS}
     for split, records in splits.items():
         if not data.sentences(records):
             raise StageFailed(f"{data_dir}/{split}.jsonl has no sentences")
@@ -95,25 +69,11 @@ def train(params: TrainParams) -> dict:
         raise ParamsError(f"train.models names {unknown} not in train.catalog ({sorted(params.catalog)})")
     specs = [model_spec(name, params.catalog[name] or {}) for name in params.models]
     splits = load_splits(params.data_dir)
-    version = data.dataset_version(Path(params.data_dir) / f"{s}.jsonl" for s in data.SPLITS)
+    version = data.dataset_version(Path(params.data_dir) / f"{s}.jsonl" for s in SPLITS)
     log.info("dataset %s (version %s): %s sentences", params.data_dir, version[:12],
              {s: len(data.sentences(r)) for s, r in splits.items()})
     with torch_threads(params.threads):
         return {spec.name: _train_model(spec, splits, params, version) for spec in specs}
-
-
-@contextlib.contextmanager
-def torch_threads(threads: int | None):
-    """Use ``threads`` CPU threads inside the block, then restore (the setting is process-wide)."""
-    import torch
-
-    previous = torch.get_num_threads()
-    if threads:
-        torch.set_num_threads(threads)
-    try:
-        yield
-    finally:
-        torch.set_num_threads(previous)
 
 
 def _train_model(spec: ModelSpec, splits: dict, params: TrainParams, version: str) -> dict:
@@ -175,7 +135,7 @@ def _write_plots(spec: ModelSpec, test: list[dict], scores: np.ndarray, params: 
     y = data.labels(test)
     rows = pr_curve_rows(y, scores)
     write_text(out / "pr_curve.csv", _csv(["threshold", "precision", "recall"], rows))
-    names = {1: data.POSITIVE, 0: data.NEGATIVE}
+    names = {1: CITE_WORTHY, 0: NOT_CITE_WORTHY}
     pairs = [{"actual": names[int(a)], "predicted": names[int(p >= THRESHOLD)]}
              for a, p in zip(y, scores, strict=True)]
     write_text(out / "confusion.csv", _csv(["actual", "predicted"], pairs))
@@ -208,7 +168,7 @@ def model_card(spec: ModelSpec, metrics: dict, version: str, params: TrainParams
         "---", yaml.safe_dump(header, sort_keys=True).strip(), "---", "",
         f"# {spec.label or spec.name}: cite-worthiness detection", "",
         "Scores each sentence of a scientific paragraph: does it need a citation? Labels: "
-        f"`{data.POSITIVE}` (cite-worthy, class 1) and `{data.NEGATIVE}` (class 0), as in CiteWorth "
+        f"`{CITE_WORTHY}` (cite-worthy, class 1) and `{NOT_CITE_WORTHY}` (class 0), as in CiteWorth "
         "(Wright & Augenstein, 2021). Use `citeworth predict --model <this directory>`.", "",
         "## Data", "", f"- dataset: `{params.data_dir}` (train / dev / test JSONL)",
         f"- data version (sha256 of the split files): `{version}`", "",

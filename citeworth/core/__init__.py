@@ -1,0 +1,1 @@
+"""What every stage shares: the Paper model, the dataset schema, params, atomic io, errors, threads."""

@@ -1,0 +1,21 @@
+"""The dataset schema: split names, label strings and record keys every stage agrees on.
+
+Records keep the shape of the released CiteWorth JSONL files (one paragraph a line with its
+``samples``), so tools written for the release read ours and ours read the release.
+"""
+
+from __future__ import annotations
+
+# The dataset's splits, and the file stems ``<split>.jsonl`` under a dataset folder.
+SPLITS = ("train", "dev", "test")
+
+# Sentence labels as the released CiteWorth files spell them. The release says "check-worthy",
+# a name borrowed from fact-checking (claim check-worthiness), for what the paper calls
+# cite-worthy; we keep the release's strings so its files and ours are interchangeable.
+CITE_WORTHY = "check-worthy"
+NOT_CITE_WORTHY = "non-check-worthy"
+LABELS = (CITE_WORTHY, NOT_CITE_WORTHY)
+
+# The record key holding a paragraph's field(s) of study. The release names it after the
+# Microsoft Academic Graph fields S2ORC carried; ours may come from other schemes (arXiv, PMC).
+FIELD_OF_STUDY = "mag_field_of_study"

@@ -1,0 +1,46 @@
+"""Fitting and scoring one model on dataset records: what the train stage and the studies share.
+
+``model_spec`` reads a catalog-style mapping, ``fit_model`` trains any model kind (early stopping
+on dev), ``evaluate`` scores a trained model on records.
+"""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+import numpy as np
+
+from citeworth.core.params import build
+from citeworth.models import data
+from citeworth.models.base import TrainedModel, kind_module
+from citeworth.models.evaluation import classification_metrics
+from citeworth.models.spec import ModelSpec
+
+
+def model_spec(name: str, mapping: dict) -> ModelSpec:
+    """The ``ModelSpec`` of catalog entry ``name``."""
+    return build(ModelSpec, {**mapping, "name": name}, where=f"train.catalog.{name}")
+
+
+def fit_model(model: ModelSpec, train: list[dict], dev: list[dict], seed: int, out_dir: Path | None,
+              live_dir: Path | None = None) -> TrainedModel:
+    """Train one model on dataset records; early stopping on ``dev``.
+
+    ``out_dir`` holds the fit's resumable checkpoints (removed when it completes; a rerun after a
+    crash resumes there); ``live_dir`` receives the DVCLive log. Save the result with
+    ``TrainedModel.save``.
+    """
+    random.seed(seed)
+    np.random.seed(seed)
+    return kind_module(model.kind).fit(model, train, dev, seed, out_dir, live_dir)
+
+
+def evaluate(trained: TrainedModel, records: list[dict]) -> dict:
+    """P/R/F1 of the cite-worthy class, per field, confusion counts and average precision."""
+    return metrics_for(records, trained.predict_proba(records))
+
+
+def metrics_for(records: list[dict], scores: np.ndarray) -> dict:
+    return classification_metrics(data.labels(records), scores, data.fields(records))
+

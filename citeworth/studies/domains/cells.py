@@ -1,0 +1,124 @@
+"""Running cells: train a field's model (once per seed, cached), score it on each test field.
+
+Each cell writes ``<cells_dir>/<train>__<test>.json`` and is skipped when that file's fingerprint
+(data version, split, model, seeds) is current. The model of a train field is cached under
+``cache_dir`` so that the N cells sharing it train it once.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections import defaultdict
+from dataclasses import dataclass
+from pathlib import Path
+
+from citeworth.core.errors import StageFailed
+from citeworth.core.fingerprint import digest
+from citeworth.core.io import write_json
+from citeworth.core.params import to_dict
+from citeworth.core.schema import SPLITS
+from citeworth.models import data
+from citeworth.models.base import SPEC_FILE, load_trained
+from citeworth.models.evaluation import aggregate_seeds, rounded
+from citeworth.models.fitting import evaluate, fit_model, model_spec
+from citeworth.studies.domains.params import DomainsParams
+from citeworth.studies.domains.splits import cell_data, slug
+
+log = logging.getLogger(__name__)
+
+METRIC_KEYS = ("precision", "recall", "f1")
+
+
+def cell_path(cells_dir: Path, train_field: str, test_field: str) -> Path:
+    return Path(cells_dir) / f"{slug(train_field)}__{slug(test_field)}.json"
+
+
+@dataclass
+class CellRunner:
+    params: DomainsParams
+    parts: dict
+    version: str
+
+    def __post_init__(self) -> None:
+        self.spec = model_spec("domains", dict(self.params.model))
+        self.base = {"data": self.version, "split": list(self.params.split),
+                     "split_seed": self.params.split_seed, "model": to_dict(self.spec)}
+
+    def cell_fingerprint(self, train_field: str, test_field: str) -> str:
+        return digest({**self.base, "train": train_field, "test": test_field,
+                        "seeds": list(self.params.seeds)})
+
+    def is_current(self, train_field: str, test_field: str) -> bool:
+        path = cell_path(self.params.cells_dir, train_field, test_field)
+        return path.exists() and json.loads(path.read_text()).get("fingerprint") == \
+            self.cell_fingerprint(train_field, test_field)
+
+    def run_cells(self, cells: list[tuple[str, str]]) -> int:
+        """Run the cells that are not current, training each train field's model once per seed."""
+        pending: dict[str, list[str]] = defaultdict(list)
+        for train_field, test_field in cells:
+            if not self.is_current(train_field, test_field):
+                pending[train_field].append(test_field)
+        for train_field, tests in pending.items():
+            scores: dict[str, list[dict]] = {t: [] for t in tests}
+            for seed in self.params.seeds:
+                trained = self.trained_model(train_field, seed)
+                for test_field in tests:
+                    metrics = evaluate(trained, cell_data(self.parts, train_field, test_field)["test"])
+                    scores[test_field].append({k: metrics[k] for k in (*METRIC_KEYS, "n", "n_positive")})
+            for test_field in tests:
+                self.write_cell(train_field, test_field, scores[test_field])
+        return sum(len(t) for t in pending.values())
+
+    def trained_model(self, train_field: str, seed: int):
+        """The model of ``train_field`` and ``seed``: from the cache if current, else trained and cached."""
+        directory = Path(self.params.cache_dir) / slug(train_field) / f"seed{seed}"
+        fingerprint = digest({**self.base, "train": train_field, "seed": seed})
+        if _cached(directory, fingerprint):
+            log.info("domains: reusing the %s model (seed %d) from %s", train_field, seed, directory)
+            return load_trained(directory)
+        cell = cell_data(self.parts, train_field, train_field)
+        log.info("domains: training on %s (seed %d): %d train / %d dev paragraphs", train_field, seed,
+                 len(cell["train"]), len(cell["dev"]))
+        trained = fit_model(self.spec, cell["train"], cell["dev"], seed,
+                            out_dir=directory.with_name(f"{directory.name}.fit"))
+        try:
+            trained.save(directory, extra={"fingerprint": fingerprint})
+        except OSError:
+            # Mapped cells of one train field may run at once: the same model, saved by another task.
+            if not _cached(directory, fingerprint):
+                raise
+        return trained
+
+    def write_cell(self, train_field: str, test_field: str, per_seed: list[dict]) -> None:
+        cell = cell_data(self.parts, train_field, test_field)
+        aggregated = aggregate_seeds(per_seed)
+        write_json(cell_path(self.params.cells_dir, train_field, test_field), {
+            "train_field": train_field, "test_field": test_field, "in_domain": train_field == test_field,
+            "fingerprint": self.cell_fingerprint(train_field, test_field),
+            **{k: round(aggregated[k]["mean"], 6) for k in METRIC_KEYS},
+            "f1_std": round(aggregated["f1"]["std"], 6),
+            "per_seed": [{"seed": s, **rounded(m)}
+                         for s, m in zip(self.params.seeds, per_seed, strict=True)],
+            "data": {part: _counts(cell[part]) for part in SPLITS},
+        })
+        log.info("domains: %s -> %s F1 %.4f", train_field, test_field, aggregated["f1"]["mean"])
+
+
+def _cached(directory: Path, fingerprint: str) -> bool:
+    saved = directory / SPEC_FILE
+    return saved.exists() and json.loads(saved.read_text()).get("fingerprint") == fingerprint
+
+
+def _counts(records: list[dict]) -> dict:
+    return {"papers": len({r["paper_id"] for r in records}), "paragraphs": len(records),
+            "sentences": len(data.sentences(records)), "cite_worthy": int(data.labels(records).sum())}
+
+
+def read_matrix(fields: list[str], cells_dir: Path) -> dict[str, dict[str, dict]]:
+    missing = [f"[{a}, {b}]" for a in fields for b in fields if not cell_path(cells_dir, a, b).exists()]
+    if missing:
+        raise StageFailed(f"{len(missing)} cell(s) not run yet: {', '.join(missing[:6])}"
+                          f"{' ...' if len(missing) > 6 else ''}; run them with -S 'cells=...' or cells=all")
+    return {a: {b: json.loads(cell_path(cells_dir, a, b).read_text()) for b in fields} for a in fields}
