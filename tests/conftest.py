@@ -64,3 +64,28 @@ def demo_dataset(demo_project) -> Path:
     for stage in ("curate", "assemble", "curate_baseline", "assemble_baseline"):
         run_cli(demo_project, "run", stage)
     return demo_project
+
+
+@pytest.fixture
+def edit_code(monkeypatch, tmp_path):
+    """``edit_code("models/tfidf.py")``: from then on, code fingerprints see that file of the citeworth
+    package edited (a copy with a line added), as after a change to the code; the file is untouched."""
+    import citeworth
+    from citeworth.core import fingerprint
+
+    package = Path(citeworth.__file__).parent
+    real_files = fingerprint.source_files
+    edited: dict[Path, Path] = {}
+
+    def edit(relative: str) -> None:
+        original = package / relative
+        copy = tmp_path / "edited_code" / relative
+        copy.parent.mkdir(parents=True, exist_ok=True)
+        copy.write_bytes(original.read_bytes() + b"\n# an edit\n")
+        edited[original] = copy
+        fingerprint.code_digest.cache_clear()
+
+    monkeypatch.setattr(fingerprint, "source_files",
+                        lambda module: [(name, edited.get(path, path)) for name, path in real_files(module)])
+    yield edit
+    fingerprint.code_digest.cache_clear()

@@ -4,13 +4,11 @@ A shard is the unit of work: `curate_shard` handles one (an Airflow mapped task 
 directly), `curate` runs them all on a process pool. Each shard writes three files under
 ``out_dir`` -- ``paragraphs/<shard>.jsonl``, ``quarantine/<shard>.jsonl`` and, last,
 ``stats/<shard>.json`` -- each atomically. The stats file marks the shard finished: a rerun with
-the same inputs and rules skips it.
+the same inputs, rules and code (``CODE``, see ``citeworth.core.fingerprint``) skips it.
 """
 
 from __future__ import annotations
 
-import hashlib
-import json
 import logging
 from collections import Counter
 from concurrent.futures import ProcessPoolExecutor, as_completed
@@ -20,6 +18,7 @@ from typing import TYPE_CHECKING
 
 from tqdm import tqdm
 
+from citeworth.core.fingerprint import current_record, data_version, fingerprint
 from citeworth.core.io import atomic_write, dumps, write_json
 from citeworth.core.params import to_dict
 from citeworth.curate.config import CurationConfig
@@ -30,6 +29,9 @@ if TYPE_CHECKING:
     from citeworth.curate.engine import Curator
 
 log = logging.getLogger(__name__)
+
+# The code a curated shard comes from: a change in any of it recurates every shard.
+CODE = ("citeworth.curate", "citeworth.sources", "citeworth.core")
 
 
 @dataclass
@@ -114,14 +116,15 @@ class _ShardRun:
         self.fingerprint = _fingerprint(params.rules, shard)
 
     def finished(self) -> dict | None:
-        if not (self.stats_path.exists() and self.paragraphs_path.exists()):
+        """The shard's stats if it was curated from these inputs, rules and code."""
+        if not self.paragraphs_path.exists():
             return None
-        stats = json.loads(self.stats_path.read_text())
-        return stats if stats.get("fingerprint") == self.fingerprint else None
+        return current_record(self.stats_path, self.fingerprint)
 
     def run(self) -> dict:
         if (done := self.finished()) is not None:
-            log.info("shard %s already curated with these inputs and rules: skipped", shard_key(self.shard))
+            log.info("shard %s already curated with these inputs, rules and code: skipped",
+                     shard_key(self.shard))
             return done
         curator = _curator(self.params.rules)
         curator.stats = type(curator.stats)()  # the cached Curator counts this shard afresh
@@ -174,20 +177,8 @@ def _curator(rules: CurationConfig) -> Curator:
 
 
 def _fingerprint(rules: CurationConfig, shard: Shard) -> str:
-    """What decides a shard's output: the rules and the input files' contents (not their mtimes,
-    which a fresh download or a DVC checkout changes)."""
+    """What decides a shard's output: the code, the rules and the input files' contents (not their
+    mtimes, which a fresh download or a DVC checkout changes)."""
     files = [p for p in (*shard.paths, shard.metadata) if p]
-    payload = dumps({
-        "rules": to_dict(rules),
-        "files": [(p, _sha256(Path(p))) for p in files],
-        "release": shard.release,
-    })
-    return hashlib.sha256(payload.encode()).hexdigest()
-
-
-def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        while chunk := handle.read(1 << 20):
-            digest.update(chunk)
-    return digest.hexdigest()
+    return fingerprint(CODE, rules=to_dict(rules), files=files, data=data_version(files),
+                       release=shard.release)

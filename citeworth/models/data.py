@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Iterable
-from pathlib import Path
 
 import numpy as np
 
@@ -46,14 +44,3 @@ def balanced_class_weights(y: np.ndarray, n_classes: int = 2) -> np.ndarray:
     present = counts > 0
     weights[present] = len(y) / (n_classes * counts[present])
     return weights
-
-
-def dataset_version(paths: Iterable[Path]) -> str:
-    """sha256 over the dataset files' names and bytes: the data version a model card records."""
-    digest = hashlib.sha256()
-    for path in sorted(Path(p) for p in paths):
-        digest.update(path.name.encode() + b"\0")
-        with open(path, "rb") as handle:
-            for block in iter(lambda: handle.read(1 << 20), b""):
-                digest.update(block)
-    return digest.hexdigest()

@@ -27,12 +27,15 @@ import torch
 from torch.nn import functional as F
 from tqdm.auto import tqdm
 
-from citeworth.core.io import atomic_write, dumps
+from citeworth.core.fingerprint import fingerprint
+from citeworth.core.io import atomic_write
 from citeworth.models.evaluation import THRESHOLD, prf
 from citeworth.models.spec import OptimParams
 
 log = logging.getLogger(__name__)
 BUCKET_BATCHES = 50  # batches per length bucket when shuffling: little padding, still random
+# The code a checkpoint comes from: a fit is resumed only by the code that started it.
+CODE = ("citeworth.models", "citeworth.core")
 
 
 @dataclass
@@ -181,8 +184,8 @@ def fit(module: torch.nn.Module, adapter: Adapter, train_items: list[Item], dev:
         total_steps = min(total_steps, optim.max_steps)
     optimizer, scheduler = optimizer_and_schedule(module, optim, total_steps)
     weights = torch.tensor(class_weights, dtype=torch.float32, device=device)
-    fingerprint = _fingerprint(module, optim, seed, train_items)
-    checkpoints = Checkpoints(checkpoint_dir, fingerprint) if checkpoint_dir else None
+    checkpoints = Checkpoints(checkpoint_dir, _fingerprint(module, optim, seed, train_items)) \
+        if checkpoint_dir else None
     state = LoopState()
     best_state = None
     if checkpoints:
@@ -344,13 +347,14 @@ def linear_warmup(warmup: int, total: int):
 
 
 def _fingerprint(module: torch.nn.Module, optim: OptimParams, seed: int, items: list[Item]) -> str:
-    """What a checkpoint must match to be resumed: the architecture, the params, the seed, the data."""
+    """What a checkpoint must match to be resumed: the code, the architecture, the params, the seed,
+    the data."""
     shapes = [(k, tuple(v.shape)) for k, v in module.state_dict().items()]
-    digest = hashlib.sha256(dumps({"shapes": repr(shapes), "optim": repr(optim), "seed": seed}).encode())
+    data = hashlib.sha256()
     for part in ("input_ids", "labels", "weights"):
         flat = [x for item in items for x in getattr(item, part)]
-        digest.update(np.asarray(flat, dtype=np.float64 if part == "weights" else np.int64).tobytes())
-    return digest.hexdigest()[:16]
+        data.update(np.asarray(flat, dtype=np.float64 if part == "weights" else np.int64).tobytes())
+    return fingerprint(CODE, shapes=repr(shapes), optim=repr(optim), seed=seed, data=data.hexdigest())
 
 
 @contextlib.contextmanager

@@ -23,6 +23,7 @@ import numpy as np
 import yaml
 
 from citeworth.core.errors import StageFailed
+from citeworth.core.fingerprint import data_version
 from citeworth.core.io import read_jsonl, write_json, write_text
 from citeworth.core.params import ParamsError, to_dict
 from citeworth.core.schema import CITE_WORTHY, NOT_CITE_WORTHY, SPLITS
@@ -69,7 +70,7 @@ def train(params: TrainParams) -> dict:
         raise ParamsError(f"train.models names {unknown} not in train.catalog ({sorted(params.catalog)})")
     specs = [model_spec(name, params.catalog[name] or {}) for name in params.models]
     splits = load_splits(params.data_dir)
-    version = data.dataset_version(Path(params.data_dir) / f"{s}.jsonl" for s in SPLITS)
+    version = data_version(Path(params.data_dir) / f"{s}.jsonl" for s in SPLITS)
     log.info("dataset %s (version %s): %s sentences", params.data_dir, version[:12],
              {s: len(data.sentences(r)) for s, r in splits.items()})
     with torch_threads(params.threads):

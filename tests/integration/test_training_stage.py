@@ -12,6 +12,7 @@ import yaml
 from transformers import AutoModel, AutoModelForSequenceClassification, BertConfig, BertModel
 
 from citeworth import cli
+from citeworth.core.fingerprint import data_version
 from citeworth.core.io import write_jsonl
 from citeworth.core.schema import CITE_WORTHY, NOT_CITE_WORTHY, SPLITS
 from citeworth.models import data, encoders
@@ -96,7 +97,7 @@ def trained(project):
 def test_every_model_writes_metrics_plots_and_a_reloadable_model(trained):
     test_records = read(trained / "data/citeworth/test.jsonl")
     n_test = len(data.sentences(test_records))
-    version = data.dataset_version(trained / "data/citeworth" / f"{s}.jsonl" for s in SPLITS)
+    version = data_version(trained / "data/citeworth" / f"{s}.jsonl" for s in SPLITS)
     names = yaml.safe_load((trained / "params.yaml").read_text())["train"]["models"]
     for name in names:
         metrics = json.loads((trained / "metrics/models" / f"{name}.json").read_text())

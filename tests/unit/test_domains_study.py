@@ -4,6 +4,7 @@ on a small dataset this test writes (TF-IDF cells, a tiny encoder for the embedd
 from __future__ import annotations
 
 import json
+import shutil
 
 import numpy as np
 import pytest
@@ -177,3 +178,31 @@ def test_stage_runs_cells_one_at_a_time_then_aggregates(tmp_path, tiny_encoder, 
     again = domains(DomainsParams(**params))
     assert again["cells_run"] == 0
     assert all(p.read_bytes() == content for p, content in before.items())
+
+
+def test_cached_field_models_are_retrained_after_a_change_under_models(tmp_path, monkeypatch, edit_code):
+    """The trained-model cache lives outside DVC's outputs, so its own fingerprint must cover the code."""
+    from citeworth.studies.domains import cells
+
+    monkeypatch.chdir(tmp_path)
+    rows = records()
+    for i, split in enumerate(("train", "dev", "test")):
+        write_jsonl(tmp_path / f"data/citeworth/{split}.jsonl", rows[i::3])
+    fits: list[str] = []
+    real_fit = cells.fit_model
+    monkeypatch.setattr(cells, "fit_model", lambda spec, train, *rest, **kw: fits.append(train[0]["paper_id"])
+                        or real_fit(spec, train, *rest, **kw))
+    params = DomainsParams(model={"kind": "tfidf_lr"}, cells=[["biology", "biology"], ["biology", "physics"]],
+                           aggregate=False)
+
+    assert domains(params)["cells_run"] == 2 and len(fits) == 1  # one Biology model for both cells
+    assert domains(params)["cells_run"] == 0 and len(fits) == 1  # nothing changed: current
+
+    def rerun_as_dvc_does() -> dict:  # a dvc.yaml dep changed: DVC removes the outs, then runs the stage
+        shutil.rmtree(tmp_path / "metrics/domains")
+        return domains(params)
+
+    assert rerun_as_dvc_does()["cells_run"] == 2 and len(fits) == 1  # same code: the cached model serves
+    edit_code("models/tfidf.py")
+    assert rerun_as_dvc_does()["cells_run"] == 2 and len(fits) == 2  # retrained, not the old code's model
+    assert domains(params)["cells_run"] == 0 and len(fits) == 2

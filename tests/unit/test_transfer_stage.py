@@ -3,6 +3,7 @@ test writes, and the real benchmark files (tiny subsets, through CITEWORTH_MIRRO
 
 from __future__ import annotations
 
+import dataclasses
 import json
 
 import pytest
@@ -46,7 +47,7 @@ def tiny_encoder(tmp_path_factory):
     return str(directory)
 
 
-def test_transfer_stage(tmp_path, monkeypatch, tiny_encoder, mirror):
+def test_transfer_stage(tmp_path, monkeypatch, tiny_encoder, mirror, edit_code):
     monkeypatch.chdir(tmp_path)
     dataset(tmp_path / "data/citeworth", n_paragraphs=6)
     quick = OptimParams(batch_size=8, epochs=1, lr=1e-3, warmup_steps=0, max_steps=3)
@@ -86,3 +87,19 @@ def test_transfer_stage(tmp_path, monkeypatch, tiny_encoder, mirror):
     transfer(params)
     assert all(p.read_bytes() == before[p][0] for p in outputs)
     assert outputs[2].stat().st_mtime_ns == before[outputs[2]][1]  # not retrained
+
+    # A change to the study's code redoes the variants and runs it reaches (here one of each kind).
+    from citeworth.studies.transfer import pretrain, stage
+
+    redone: list[str] = []
+    for module, name in ((pretrain, "train_variant"), (stage, "fine_tune")):
+        real = getattr(module, name)
+        monkeypatch.setattr(module, name, lambda *a, _real=real, _name=name, **k: redone.append(_name)
+                            or _real(*a, **k))
+    subset = dataclasses.replace(params, variants=["Cite"], downstream=dataclasses.replace(
+        params.downstream, tasks=params.downstream.tasks[:1], seeds=[1]))
+    transfer(subset)
+    assert redone == []  # unchanged: every result reused
+    edit_code("studies/transfer/downstream.py")
+    transfer(subset)
+    assert redone == ["train_variant", "fine_tune", "fine_tune"]  # Cite; Base and Cite on one task

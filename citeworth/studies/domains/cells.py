@@ -1,20 +1,20 @@
 """Running cells: train a field's model (once per seed, cached), score it on each test field.
 
 Each cell writes ``<cells_dir>/<train>__<test>.json`` and is skipped when that file's fingerprint
-(data version, split, model, seeds) is current. The model of a train field is cached under
-``cache_dir`` so that the N cells sharing it train it once.
+(data version, split, model, seeds and ``CODE``) is current. The model of a train field is cached
+under ``cache_dir`` (outside DVC's outputs, so DVC cannot tell when it is stale: the same
+fingerprint does) so that the N cells sharing it train it once.
 """
 
 from __future__ import annotations
 
-import json
 import logging
 from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
 
 from citeworth.core.errors import StageFailed
-from citeworth.core.fingerprint import digest
+from citeworth.core.fingerprint import current_record, fingerprint
 from citeworth.core.io import write_json
 from citeworth.core.params import to_dict
 from citeworth.core.schema import SPLITS
@@ -28,6 +28,8 @@ from citeworth.studies.domains.splits import cell_data, slug
 log = logging.getLogger(__name__)
 
 METRIC_KEYS = ("precision", "recall", "f1")
+# The code a cell's result and a cached model come from: the study, the models, the core.
+CODE = ("citeworth.studies.domains", "citeworth.models", "citeworth.core")
 
 
 def cell_path(cells_dir: Path, train_field: str, test_field: str) -> Path:
@@ -46,19 +48,30 @@ class CellRunner:
                      "split_seed": self.params.split_seed, "model": to_dict(self.spec)}
 
     def cell_fingerprint(self, train_field: str, test_field: str) -> str:
-        return digest({**self.base, "train": train_field, "test": test_field,
-                        "seeds": list(self.params.seeds)})
+        return fingerprint(CODE, **self.base, train=train_field, test=test_field,
+                           seeds=list(self.params.seeds))
 
-    def is_current(self, train_field: str, test_field: str) -> bool:
+    def current_cell(self, train_field: str, test_field: str) -> dict | None:
+        """The cell's saved result if it is current (same data, split, model, seeds and code)."""
         path = cell_path(self.params.cells_dir, train_field, test_field)
-        return path.exists() and json.loads(path.read_text()).get("fingerprint") == \
-            self.cell_fingerprint(train_field, test_field)
+        return current_record(path, self.cell_fingerprint(train_field, test_field))
+
+    def matrix(self, fields: list[str]) -> dict[str, dict[str, dict]]:
+        """Every cell's current result, train field -> test field; fails naming cells not run (or
+        run on other data, params or code) yet."""
+        results = {(a, b): self.current_cell(a, b) for a in fields for b in fields}
+        missing = [f"[{a}, {b}]" for (a, b), result in results.items() if result is None]
+        if missing:
+            raise StageFailed(f"{len(missing)} cell(s) not run yet with this data, params and code: "
+                              f"{', '.join(missing[:6])}{' ...' if len(missing) > 6 else ''}; run them with "
+                              "-S 'cells=...' or cells=all")
+        return {a: {b: results[a, b] for b in fields} for a in fields}
 
     def run_cells(self, cells: list[tuple[str, str]]) -> int:
         """Run the cells that are not current, training each train field's model once per seed."""
         pending: dict[str, list[str]] = defaultdict(list)
         for train_field, test_field in cells:
-            if not self.is_current(train_field, test_field):
+            if self.current_cell(train_field, test_field) is None:
                 pending[train_field].append(test_field)
         for train_field, tests in pending.items():
             scores: dict[str, list[dict]] = {t: [] for t in tests}
@@ -74,8 +87,8 @@ class CellRunner:
     def trained_model(self, train_field: str, seed: int):
         """The model of ``train_field`` and ``seed``: from the cache if current, else trained and cached."""
         directory = Path(self.params.cache_dir) / slug(train_field) / f"seed{seed}"
-        fingerprint = digest({**self.base, "train": train_field, "seed": seed})
-        if _cached(directory, fingerprint):
+        expected = fingerprint(CODE, **self.base, train=train_field, seed=seed)
+        if _cached(directory, expected):
             log.info("domains: reusing the %s model (seed %d) from %s", train_field, seed, directory)
             return load_trained(directory)
         cell = cell_data(self.parts, train_field, train_field)
@@ -84,10 +97,10 @@ class CellRunner:
         trained = fit_model(self.spec, cell["train"], cell["dev"], seed,
                             out_dir=directory.with_name(f"{directory.name}.fit"))
         try:
-            trained.save(directory, extra={"fingerprint": fingerprint})
+            trained.save(directory, extra={"fingerprint": expected})
         except OSError:
             # Mapped cells of one train field may run at once: the same model, saved by another task.
-            if not _cached(directory, fingerprint):
+            if not _cached(directory, expected):
                 raise
         return trained
 
@@ -106,19 +119,11 @@ class CellRunner:
         log.info("domains: %s -> %s F1 %.4f", train_field, test_field, aggregated["f1"]["mean"])
 
 
-def _cached(directory: Path, fingerprint: str) -> bool:
-    saved = directory / SPEC_FILE
-    return saved.exists() and json.loads(saved.read_text()).get("fingerprint") == fingerprint
+def _cached(directory: Path, expected: str) -> bool:
+    return current_record(directory / SPEC_FILE, expected) is not None
 
 
 def _counts(records: list[dict]) -> dict:
     return {"papers": len({r["paper_id"] for r in records}), "paragraphs": len(records),
             "sentences": len(data.sentences(records)), "cite_worthy": int(data.labels(records).sum())}
 
-
-def read_matrix(fields: list[str], cells_dir: Path) -> dict[str, dict[str, dict]]:
-    missing = [f"[{a}, {b}]" for a in fields for b in fields if not cell_path(cells_dir, a, b).exists()]
-    if missing:
-        raise StageFailed(f"{len(missing)} cell(s) not run yet: {', '.join(missing[:6])}"
-                          f"{' ...' if len(missing) > 6 else ''}; run them with -S 'cells=...' or cells=all")
-    return {a: {b: json.loads(cell_path(cells_dir, a, b).read_text()) for b in fields} for a in fields}

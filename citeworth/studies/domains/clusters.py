@@ -12,13 +12,15 @@ from collections import defaultdict
 import numpy as np
 
 from citeworth.core.schema import SPLITS
-from citeworth.models import data, encoders, loop
+from citeworth.models import data
 from citeworth.studies.domains.params import EmbeddingParams
 
 
 def embed_fields(parts: dict, fields: list[str], params: EmbeddingParams) -> tuple[np.ndarray, list[str]]:
     """Mean-pooled last-layer states of sentences drawn from each field (all of its parts)."""
     import torch
+
+    from citeworth.models import encoders, loop  # torch: only the aggregation needs it
 
     texts, labels = [], []
     rng = np.random.default_rng(params.seed)

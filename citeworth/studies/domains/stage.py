@@ -17,10 +17,10 @@ from pathlib import Path
 
 import numpy as np
 
+from citeworth.core.fingerprint import data_version
 from citeworth.core.io import write_json, write_text
 from citeworth.core.threads import torch_threads
-from citeworth.models import data
-from citeworth.studies.domains.cells import METRIC_KEYS, CellRunner, read_matrix
+from citeworth.studies.domains.cells import METRIC_KEYS, CellRunner
 from citeworth.studies.domains.clusters import cluster_fields, embed_fields, pearson
 from citeworth.studies.domains.params import DomainsParams
 from citeworth.studies.domains.plots import heatmap, scatter
@@ -40,18 +40,19 @@ def domains(params: DomainsParams) -> dict:
     parts = field_parts(records, fields, params.split, params.split_seed)
     cells = requested_cells(params.cells, fields)
     with torch_threads(params.threads):
-        runner = CellRunner(params, parts, data.dataset_version(split_files(params.data_dir)))
+        runner = CellRunner(params, parts, data_version(split_files(params.data_dir)))
         run = runner.run_cells(cells)
         summary: dict = {"fields": fields, "cells_run": run, "cells_current": len(cells) - run}
         if params.aggregate:
-            metrics = aggregate(fields, parts, params)
+            metrics = aggregate(fields, parts, runner.matrix(fields), params)
             summary["diagonal_f1"] = {f: metrics["matrix"][f][f]["f1"] for f in fields}
             summary["cluster_purity"] = metrics["clusters"]["purity"]
     return summary
 
 
-def aggregate(fields: list[str], parts: dict, params: DomainsParams) -> dict:
-    matrix = read_matrix(fields, params.cells_dir)
+def aggregate(fields: list[str], parts: dict, matrix: dict[str, dict[str, dict]],
+              params: DomainsParams) -> dict:
+    """The matrix (train field -> test field -> cell result), σ, clusters, ρ; writes every output."""
     f1 = np.array([[matrix[a][b]["f1"] for b in fields] for a in fields])  # rows: train, columns: test
     vectors, labels = embed_fields(parts, fields, params.embedding)
     clusters = cluster_fields(vectors, labels, fields, params.embedding)

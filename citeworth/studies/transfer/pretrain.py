@@ -26,7 +26,7 @@ from torch import nn
 from tqdm.auto import tqdm
 
 from citeworth.core.errors import StageFailed
-from citeworth.core.fingerprint import digest
+from citeworth.core.fingerprint import current_record, data_version, fingerprint
 from citeworth.core.io import read_jsonl, write_json, write_text
 from citeworth.core.params import to_dict
 from citeworth.models import data, encoders, loop
@@ -39,6 +39,8 @@ log = logging.getLogger(__name__)
 
 INFO_FILE = "citeworth_transfer.json"
 CITE_HEAD_FILE = "cite_head.safetensors"
+# The code a pre-trained variant and a downstream run come from.
+CODE = ("citeworth.studies.transfer", "citeworth.models", "citeworth.core")
 
 
 @dataclass(frozen=True)
@@ -145,17 +147,16 @@ def pretrain_variant(variant: str, params: TransferParams) -> dict:
     for path in split_paths:
         if not path.exists():
             raise StageFailed(f"{path} is missing: run the assemble stage first")
-    fingerprint = digest({"variant": variant, "encoder": params.encoder,
-                           "pretrain": to_dict(params.pretrain), "data": data.dataset_version(split_paths)})
-    info_path = directory / INFO_FILE
-    if info_path.exists() and json.loads(info_path.read_text()).get("fingerprint") == fingerprint:
+    expected = fingerprint(CODE, variant=variant, encoder=params.encoder, pretrain=to_dict(params.pretrain),
+                           data=data_version(split_paths))
+    if (info := current_record(directory / INFO_FILE, expected)) is not None:
         log.info("transfer: %s is up to date (%s)", variant, directory)
-        return json.loads(info_path.read_text())
+        return info
     train = sentence_items(split_paths[0], params.pretrain, params.pretrain.max_sentences)
     dev = sentence_items(split_paths[1], params.pretrain, params.pretrain.max_dev_sentences)
     model, tokenizer, history = train_variant(variant, params, train)
     metrics = dev_metrics(model, tokenizer, dev, OBJECTIVES[variant], params.pretrain)
-    info = {"variant": variant, "fingerprint": fingerprint, "base_encoder": params.encoder,
+    info = {"variant": variant, "fingerprint": expected, "base_encoder": params.encoder,
             "train_sentences": len(train), "dev_sentences": len(dev), "steps": history["steps"],
             "train_loss": history["loss"], "dev": metrics, "pretrain": to_dict(params.pretrain)}
     export(model, tokenizer, directory, info, model_card(info))
@@ -289,7 +290,7 @@ def model_card(info: dict) -> str:
         f"- sentences: {info['train_sentences']} (train split), optimiser steps: {info['steps']}",
         f"- training loss: {info['train_loss']['first']:.4f} (first steps) -> "
         f"{info['train_loss']['last']:.4f} (last steps)",
-        f"- fingerprint (params + data version): `{info['fingerprint']}`",
+        f"- fingerprint (code, params and data version): `{info['fingerprint']}`",
         "",
         "## Dev metrics",
         "",

@@ -10,21 +10,19 @@ inputs and params, so a rerun redoes only what changed.
 
 from __future__ import annotations
 
-import json
 import logging
 from dataclasses import asdict
 from pathlib import Path
 
 from citeworth.core.errors import StageFailed
-from citeworth.core.fingerprint import digest
+from citeworth.core.fingerprint import current_record, data_version, digest, fingerprint
 from citeworth.core.io import write_json, write_text
 from citeworth.core.params import to_dict
 from citeworth.core.threads import torch_threads
-from citeworth.models import data
 from citeworth.models.evaluation import rounded
 from citeworth.studies.transfer.downstream import fine_tune
 from citeworth.studies.transfer.params import TransferParams
-from citeworth.studies.transfer.pretrain import OBJECTIVES, pretrain_variant
+from citeworth.studies.transfer.pretrain import CODE, OBJECTIVES, pretrain_variant
 from citeworth.studies.transfer.tables import BASE, aggregate, table6
 from citeworth.studies.transfer.tasks import TaskData, TaskSpec, load_task, resolve_task, task_files
 
@@ -47,10 +45,9 @@ def transfer(params: TransferParams) -> dict:
         encoders_by_variant.update({name: (str(Path(params.models_dir) / name), info["fingerprint"])
                                     for name, info in pretrained.items()})
         loaded: dict[str, TaskData] = {}  # each task's files are read once, and only if a run needs them
-        results = {task.name: {variant: [run_downstream(task, variant, encoder, fingerprint, seed, params,
-                                                        loaded)
+        results = {task.name: {variant: [run_downstream(task, variant, encoder, version, seed, params, loaded)
                                          for seed in params.downstream.seeds]
-                               for variant, (encoder, fingerprint) in encoders_by_variant.items()}
+                               for variant, (encoder, version) in encoders_by_variant.items()}
                    for task in tasks}
     metrics = aggregate(tasks, results, pretrained, params)
     write_json(Path(params.metrics_path), metrics)
@@ -62,17 +59,16 @@ def run_downstream(task: TaskSpec, variant: str, encoder: str, encoder_fingerpri
                    params: TransferParams, loaded: dict[str, TaskData]) -> dict:
     """Fine-tune ``encoder`` on ``task`` with ``seed``, or reuse the run's result if up to date."""
     ds = params.downstream
-    fingerprint = digest({"task": asdict(task), "encoder": encoder_fingerprint, "seed": seed,
-                           "finetune": to_dict(ds.finetune),
-                           "data": data.dataset_version(task_files(ds.data_root, task))})
+    expected = fingerprint(CODE, task=asdict(task), encoder=encoder_fingerprint, seed=seed,
+                           finetune=to_dict(ds.finetune), data=data_version(task_files(ds.data_root, task)))
     path = Path(params.runs_dir) / task.name / f"{variant}-seed{seed}.json"
-    if path.exists() and json.loads(path.read_text()).get("fingerprint") == fingerprint:
-        return json.loads(path.read_text())
+    if (result := current_record(path, expected)) is not None:
+        return result
     log.info("transfer: fine-tuning %s on %s, seed %d", variant, task.name, seed)
     if task.name not in loaded:
         loaded[task.name] = load_task(ds.data_root, task)
     scores = fine_tune(encoder, loaded[task.name], ds.finetune, seed)
     result = {"task": task.name, "variant": variant, "seed": seed, "metric": task.metric,
-              "fingerprint": fingerprint, **rounded(scores)}
+              "fingerprint": expected, **rounded(scores)}
     write_json(path, result)
     return result
