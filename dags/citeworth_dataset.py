@@ -9,7 +9,7 @@ asset, which schedules `citeworth_models`. A backfill over a date range builds e
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import UTC, datetime
 
 from airflow.sdk import dag
 from citeworth_airflow.operators import DvcVersionOperator
@@ -31,7 +31,7 @@ from citeworth.orchestration.versioning import DATASET_STAGES
 @dag(
     dag_id="citeworth_dataset",
     schedule="@weekly",
-    start_date=datetime(2024, 1, 1),
+    start_date=datetime(2024, 1, 1, tzinfo=UTC),
     catchup=False,
     max_active_runs=1,
     default_args=DEFAULT_ARGS,
@@ -60,8 +60,8 @@ def citeworth_dataset():
     version = DvcVersionOperator(
         task_id="version",
         stages=DATASET_STAGES,
-        source="{{ ti.xcom_pull(task_ids='resolve_release')['source'] }}",
-        release="{{ ti.xcom_pull(task_ids='resolve_release')['release'] }}",
+        source=release["source"],
+        release=release["release"],
         outlets=[DATASET_ASSET],
     )
     [assembled, assembled_baseline] >> validated >> version

@@ -1,8 +1,9 @@
 """The ``report`` stage: every ``metrics/models/<name>.json`` into ``metrics/models.json`` and Table 4.
 
 Table 4 lists P / R / F1 of the cite-worthy class (×100, mean ± std over seeds, as the paper) and
-the training runtime, with the paper's F1 beside each row that has a counterpart. Reports of later
-stages (Table 5: domains, Table 6: transfer) are linked when they exist.
+the training runtime, with the paper's F1 beside each row that has a counterpart. The reports of the
+studies (Table 5: domains, Table 6: transfer) are linked by their paths: the report does not wait
+for those stages, and its bytes do not depend on whether they ran first.
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ class ReportParams:
     table_path: Path = Path("reports/table4.md")
     order: list[str] = field(default_factory=lambda: list(PAPER_F1))  # row order; others follow by name
     paper_f1: dict[str, float] = field(default_factory=lambda: dict(PAPER_F1))  # model name -> paper F1
-    related: list[Path] = field(  # linked from the table when present
+    related: list[Path] = field(  # linked from the table (written by other stages, maybe later)
         default_factory=lambda: [Path("reports/table5.md"), Path("reports/table6.md")])
 
 
@@ -75,18 +76,9 @@ def table4(all_metrics: dict[str, dict], params: ReportParams) -> str:
     if saliency:
         lines += ["", "Saliency (InputXGradient) of the most / least confident test sentences: "
                   + ", ".join(f"[{n}]({_link(Path(p), base)})" for n, p in saliency.items())]
-    present = [p for p in params.related if p.exists()]
-    if present:
-        lines += ["", "Related reports: " + ", ".join(f"[{_title(p)}]({_link(p, base)})" for p in present)]
+    if params.related:
+        lines += ["", "Related reports: " + ", ".join(f"[{p}]({_link(p, base)})" for p in params.related)]
     return "\n".join(lines) + "\n"
-
-
-def _title(path: Path) -> str:
-    """A report's first Markdown heading, else its file name."""
-    for line in path.read_text(encoding="utf-8").splitlines():
-        if line.startswith("# "):
-            return line[2:].strip()
-    return path.stem
 
 
 def _duration(seconds: float) -> str:

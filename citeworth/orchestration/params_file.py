@@ -1,17 +1,21 @@
 """A run's parameters into ``params.yaml``: the form of a DAG run becomes the file's values.
 
 A run records its parameters in ``params.yaml`` (as ``dvc exp run -S`` does), so its ``dvc.lock``
-entry and a later ``dvc repro`` agree on what was built.
+entry and a later ``dvc repro`` agree on what was built. The file is edited by a ruamel.yaml round
+trip: comments, anchors and aliases, key order and the layout of untouched lines survive (a test
+checks that the shipped params.yaml round-trips byte for byte).
 """
 
 from __future__ import annotations
 
+import io
 import logging
-import re
 from pathlib import Path
 from typing import Any
 
 import yaml
+from ruamel.yaml import YAML
+from ruamel.yaml.comments import CommentedBase, CommentedMap, CommentedSeq
 
 from citeworth.core.io import write_text
 from citeworth.core.params import ParamsError, build
@@ -47,36 +51,68 @@ def form_updates(form: dict[str, Any]) -> dict[str, dict[str, Any]]:
 def apply_params(project: Path, updates: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
     """Write ``{section: {key: value}}`` (top-level keys of a section) into params.yaml.
 
-    Only the lines of the changed keys are rewritten (as one-line flow YAML, keeping a trailing
-    comment and an anchor: values aliased to it change with it), so the file's comments and layout
-    survive. The result must parse, hold the intended values and fit every changed section's
-    params class -- else nothing is written and the stage's own message is raised. Returns every
-    key whose value changed, aliases included ({}: the file is untouched).
+    A value that carries an anchor is changed in place, so the values aliased to it change with it.
+    The result must fit every changed section's params class -- else nothing is written and the
+    stage's own message is raised. Returns every key whose value changed, aliases included ({}: the
+    file is untouched).
     """
     path = project / "params.yaml"
     text = path.read_text()
-    current = yaml.safe_load(text) or {}
-    for section in updates:
-        if section not in current:
-            raise ParamsError(f"params.yaml has no section {section!r} to override")
+    document = _yaml().load(text)
+    missing = [section for section in updates if section not in (document or {})]
+    if missing:
+        raise ParamsError(f"params.yaml has no section {missing[0]!r} to override")
     for section, values in updates.items():
+        if document[section] is None:
+            document[section] = CommentedMap()
         for key, value in values.items():
-            if (current[section] or {}).get(key) != value:
-                text = _set_line(text, section, key, value)
-    try:
-        edited = yaml.safe_load(text) or {}
-    except yaml.YAMLError as exc:
-        raise ParamsError(f"cannot write {updates} into params.yaml line by line: {exc}") from exc
-    for section, values in updates.items():
-        if any(edited[section].get(key) != value for key, value in values.items()):
-            raise ParamsError(f"cannot write {section}: {values} into params.yaml line by line")
-    changed = _changed(current, edited)
+            _assign(document[section], key, value)
+    edited = round_trip(document)
+    changed = _changed(yaml.safe_load(text) or {}, yaml.safe_load(edited) or {})
     for section in changed:
-        build(params_class(stage_function(section)), edited[section] or {}, where=section)
+        build(params_class(stage_function(section)), yaml.safe_load(edited)[section] or {}, where=section)
     if changed:
-        write_text(path, text)
+        write_text(path, edited)
         log.info("params.yaml updated: %s", changed)
     return changed
+
+
+def round_trip(document: Any) -> str:
+    """The YAML text of a document loaded with ``_yaml()``: unchanged parts as they were read."""
+    out = io.StringIO()
+    _yaml().dump(document, out)
+    return out.getvalue()
+
+
+def _yaml() -> YAML:
+    """ruamel.yaml's round trip, set to this project's style: 2-space mappings, lists indented under
+    their key, ``null`` written out, long lines never re-wrapped."""
+    parser = YAML()
+    parser.preserve_quotes = True
+    parser.width = 1 << 16
+    parser.indent(mapping=2, sequence=4, offset=2)
+    parser.representer.add_representer(
+        type(None), lambda representer, _: representer.represent_scalar("tag:yaml.org,2002:null", "null"))
+    return parser
+
+
+def _assign(section: CommentedMap, key: str, value: Any) -> None:
+    """Set ``section[key]``; an anchored list or mapping is updated in place to keep its aliases, and
+    a list or mapping written in flow style (``[a, b]``) stays in flow style."""
+    current = section.get(key)
+    if current == value:
+        return
+    anchored = isinstance(current, CommentedBase) and current.anchor.value is not None
+    if anchored and isinstance(current, list) and isinstance(value, list):
+        current[:] = value
+    elif anchored and isinstance(current, dict) and isinstance(value, dict):
+        current.clear()
+        current.update(value)
+    elif isinstance(current, CommentedBase) and current.fa.flow_style() and isinstance(value, (list, dict)):
+        section[key] = (CommentedSeq if isinstance(value, list) else CommentedMap)(value)
+        section[key].fa.set_flow_style()
+    else:
+        section[key] = value
 
 
 def _changed(before: dict, after: dict) -> dict[str, dict[str, Any]]:
@@ -87,29 +123,3 @@ def _changed(before: dict, after: dict) -> dict[str, dict[str, Any]]:
         if diff:
             changed[section] = diff
     return changed
-
-
-def _set_line(text: str, section: str, key: str, value: Any) -> str:
-    """``text`` with ``section.key`` set to ``value``: its (possibly multi-line) value becomes one line."""
-    lines = text.splitlines(keepends=True)
-    header = re.compile(rf"{re.escape(section)}:\s*(#.*)?$")
-    head = next((i for i, line in enumerate(lines) if header.match(line)), None)
-    if head is None:
-        raise ParamsError(f"params.yaml: section {section!r} is not a block mapping")
-    end = next((i for i in range(head + 1, len(lines)) if re.match(r"\S", lines[i])), len(lines))
-    flow = yaml.safe_dump(value, default_flow_style=True, width=1 << 20).removesuffix("\n...\n").strip()
-    at = next((i for i in range(head + 1, end) if re.match(rf"  {re.escape(key)}:", lines[i])), None)
-    if at is None:  # a key the file leaves at its default: add it at the end of the section
-        last = max(i for i in range(head, end) if lines[i].strip())
-        return "".join(lines[:last + 1] + [f"  {key}: {flow}\n"] + lines[last + 1:])
-    stop = next((i for i in range(at + 1, end) if re.match(r" {0,2}\S", lines[i])), end)
-    while stop > at + 1 and not lines[stop - 1].strip():
-        stop -= 1  # keep the blank lines between sections
-    old = lines[at].rstrip("\n")
-    comment = re.search(r"\s+#.*$", old) if stop == at + 1 else None
-    anchor = re.match(rf"  {re.escape(key)}:\s*(&\S+)", old)
-    new = f"  {key}: {anchor.group(1) + ' ' if anchor else ''}{flow}"
-    if comment:
-        column = comment.start() + len(comment.group()) - len(comment.group().lstrip())
-        new = new.ljust(column - 1) + " " + comment.group().lstrip()
-    return "".join(lines[:at] + [new + "\n"] + lines[stop:])

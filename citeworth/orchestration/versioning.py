@@ -19,8 +19,9 @@ import yaml
 
 from citeworth.core.errors import StageFailed
 
-DATASET_STAGES = ("download", "curate", "curate_baseline", "assemble", "assemble_baseline", "validate")
-# "train" names every cell of the dvc.yaml matrix (train@<model>).
+# dvc.yaml stages; a foreach or matrix name stands for all of its stages (curate: curate@citeworth and
+# curate@baseline; train: train@<model> for each model).
+DATASET_STAGES = ("download", "curate", "assemble", "validate")
 MODEL_STAGES = ("train", "report", "domains", "transfer")
 TAG_PREFIX = "data"
 _GIT_IDENTITY = ("-c", "user.name=citeworth", "-c", "user.email=citeworth@localhost")
@@ -36,9 +37,24 @@ def dvc(project: Path, *args: str) -> str:
     return done.stdout
 
 
-def is_up_to_date(project: Path, stage: str) -> bool:
-    """True when dvc.lock records ``stage`` and its deps, params and outs match the workspace."""
-    return not dvc_status(project, [stage])
+def is_up_to_date(project: Path, stages: Iterable[str]) -> bool:
+    """True when dvc.lock records ``stages`` and their deps, params and outs match the workspace."""
+    return not dvc_status(project, stages)
+
+
+def dvc_stages_running(project: Path, stage: str) -> list[str]:
+    """The dvc.yaml stages whose command is ``citeworth run STAGE`` (``curate_baseline``:
+    ``curate@baseline``; ``train``: every ``train@<model>``)."""
+    from dvc.repo import Repo
+
+    with Repo(str(project)) as repo:
+        return sorted(dvc_stage.name for dvc_stage in repo.index.stages
+                      if dvc_stage.cmd.split()[:3] == ["citeworth", "run", stage])
+
+
+def _selected(name: str, wanted: set[str]) -> bool:
+    """Is dvc stage ``name`` among ``wanted``, by its own name or its foreach / matrix name?"""
+    return name in wanted or name.split("@")[0] in wanted
 
 
 def dvc_status(project: Path, stages: Iterable[str] = ()) -> dict[str, Any]:
@@ -68,8 +84,7 @@ def git_tracked_outputs(project: Path, stages: Iterable[str]) -> list[str]:
 
     wanted = set(stages)
     with Repo(str(project)) as repo:
-        outs = [out for stage in repo.index.stages
-                if stage.addressing in wanted or stage.name.split("@")[0] in wanted
+        outs = [out for stage in repo.index.stages if _selected(stage.name, wanted)
                 for out in stage.outs]
     relative = [(Path(os.path.relpath(out.fs_path, project)), out.use_cache) for out in outs]
     paths = {path.parent / ".gitignore" if cached else path for path, cached in relative}
@@ -132,7 +147,8 @@ def tag_data_version(project: Path, source: str, release: str, stages: Iterable[
 
 
 def _locked_outputs(lock_text: str, stages: list[str]) -> dict[str, list[tuple[str, str]]]:
+    """(path, md5) of the recorded outputs of each dvc.lock stage among ``stages``."""
     locked = (yaml.safe_load(lock_text) or {}).get("stages", {})
-    outs = {name: (locked.get(name) or {}).get("outs", []) for name in stages}
-    return {name: sorted((out["path"], out.get("md5", "")) for out in entries)
-            for name, entries in outs.items()}
+    wanted = set(stages)
+    return {name: sorted((out["path"], out.get("md5", "")) for out in (entry or {}).get("outs", []))
+            for name, entry in locked.items() if _selected(name, wanted)}

@@ -1,22 +1,43 @@
 """The project folder an orchestrator works in, and the stage calls it makes there.
 
+Stages read and write paths relative to the project root, the folder ``citeworth run`` and
+``dvc repro`` run them from, and they record those relative paths in their outputs. An orchestrator
+names the root explicitly instead of changing its own working directory (``os.chdir`` is
+process-wide: it would move every other thread of an Airflow worker, and a test runner, with it):
+each call below that runs stage code runs it in a child process started in the root
+(``python -m citeworth.orchestration.workspace``). The child runs the same functions the CLI runs,
+from the same folder, so all three doors write byte-identical outputs. Reading params needs no
+child: the root's ``params.yaml`` is named explicitly.
+
 Airflow tasks, the Airflow UI plugin and scripts call these; there is no Airflow import here.
 """
 
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import json
+import logging
 import os
-from collections.abc import Iterable, Iterator
+import signal
+import subprocess
+import sys
+import tempfile
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
 from citeworth.core.errors import StageFailed
+from citeworth.core.io import write_text
+from citeworth.core.params import ParamsError
 from citeworth.orchestration.versioning import TAG_PREFIX, git
-from citeworth.stages import run_stage, stage_params
+from citeworth.stages import run_stage as run_stage_here
+from citeworth.stages import stage_params as stage_params_here
+
+log = logging.getLogger(__name__)
 
 PROJECT_ENV = "CITEWORTH_PROJECT_DIR"
+PARAMS_FILE = "params.yaml"
 # Results shown in the UI, each the output path its stage's contract names.
 RESULT_FILES = {
     "dataset": "reports/dataset_stats.json",
@@ -30,79 +51,126 @@ RESULT_FILES = {
 def project_dir(default: Path | None = None) -> Path:
     """The project checkout the orchestrator works in: $CITEWORTH_PROJECT_DIR, else ``default``/cwd."""
     root = Path(os.environ.get(PROJECT_ENV) or default or Path.cwd()).resolve()
-    if not (root / "params.yaml").is_file() or not (root / "dvc.yaml").is_file():
+    if not (root / PARAMS_FILE).is_file() or not (root / "dvc.yaml").is_file():
         raise StageFailed(f"{root} is not a citeworth project (no params.yaml + dvc.yaml); set {PROJECT_ENV}")
     return root
 
 
-@contextlib.contextmanager
-def in_project(project: Path) -> Iterator[Path]:
-    """Run the block with the project as working directory (stage paths are project-relative)."""
-    previous = Path.cwd()
-    os.chdir(project)
-    try:
-        yield project
-    finally:
-        os.chdir(previous)
+def stage_params(root: Path, stage: str, overrides: Iterable[str] = ()) -> Any:
+    """The typed params of ``stage`` from ``root``'s params.yaml (their paths are relative to ``root``)."""
+    return stage_params_here(stage, list(overrides), root / PARAMS_FILE)
 
 
-def run_stage_in(project: Path, stage: str, overrides: Iterable[str] = ()) -> Any:
-    """Run one stage exactly as ``citeworth run STAGE [-S key=value ...]`` does, from the project folder."""
-    with in_project(project):
-        return run_stage(stage, list(overrides))
+def run_stage(root: Path, stage: str, overrides: Iterable[str] = ()) -> Any:
+    """Run one stage exactly as ``citeworth run STAGE [-S key=value ...]`` does in ``root``; its summary."""
+    return _call(root, "run_stage", stage, list(overrides))
 
 
-def stage_params_in(project: Path, stage: str) -> Any:
-    with in_project(project):
-        return stage_params(stage)
-
-
-def plan_shards(project: Path, stage: str) -> list[str]:
+def plan_shards(root: Path, stage: str) -> list[str]:
     """The shard keys of curate stage ``stage`` (outputs of shards no longer listed are removed)."""
-    from citeworth.curate.stage import list_shards
-
-    params = stage_params_in(project, stage)
-    with in_project(project):
-        return list_shards(params)
+    return _call(root, "plan_shards", stage)
 
 
-def curate_one_shard(project: Path, stage: str, shard: str) -> dict[str, Any]:
-    from citeworth.curate.stage import curate_shard
-
-    params = stage_params_in(project, stage)
-    with in_project(project):
-        return curate_shard(params, shard)
+def curate_shard(root: Path, stage: str, shard: str) -> dict[str, Any]:
+    """Curate one shard of curate stage ``stage`` (a no-op when it is current); its stats."""
+    return _call(root, "curate_shard", stage, shard)
 
 
-def resolve_release(project: Path, source: str, requested: str | None, as_of: Any = None,
+def plan_cells(root: Path) -> list[list[str]]:
+    """The domain study's [train field, test field] cells (slugs), one mapped task each."""
+    return _call(root, "plan_cells")
+
+
+def resolve_release(root: Path, source: str, requested: str | None, as_of: Any = None,
                     api_key: str | None = None) -> str:
     """The concrete release a run builds: ``requested``, else params.yaml's, where "latest" means the
     newest release ``source`` had published by ``as_of`` (so a backfill date maps to one release)."""
-    configured = stage_params_in(project, "download")
+    configured = stage_params(root, "download")
     wanted = requested or (configured.release if configured.source == source else "latest")
     if wanted != "latest":
         return wanted
     from citeworth.download.releases import latest_release
 
-    with in_project(project):
-        return latest_release(source, as_of, params=configured, api_key=api_key)
+    return latest_release(source, as_of, params=configured, api_key=api_key)
 
 
-def latest_results(project: Path) -> dict[str, Any]:
+def latest_results(root: Path) -> dict[str, Any]:
     """The latest dataset stats, quality gate result and model metrics found in the project."""
     results: dict[str, Any] = {}
     for name, relative in RESULT_FILES.items():
-        path = project / relative
+        path = root / relative
         results[name] = json.loads(path.read_text()) if path.is_file() else None
-    results["versions"] = git(project, "tag", "--list", f"{TAG_PREFIX}/*", "--sort=-creatordate",
+    results["versions"] = git(root, "tag", "--list", f"{TAG_PREFIX}/*", "--sort=-creatordate",
                               check=False).splitlines()
     return results
 
 
-def plan_cells(project: Path) -> list[list[str]]:
-    """The domain study's [train field, test field] cells (slugs), one mapped task each."""
+# --- the child process ------------------------------------------------------------------------------
+
+
+def _plan_shards(stage: str) -> list[str]:
+    from citeworth.curate.stage import list_shards
+
+    return list_shards(stage_params_here(stage))
+
+
+def _curate_shard(stage: str, shard: str) -> dict[str, Any]:
+    from citeworth.curate.stage import curate_shard as curate
+
+    return curate(stage_params_here(stage), shard)
+
+
+def _plan_cells() -> list[list[str]]:
     from citeworth.studies.domains.splits import plan_cells as cells_of
 
-    params = stage_params_in(project, "domains")
-    with in_project(project):
-        return cells_of(params)
+    return cells_of(stage_params_here("domains"))
+
+
+# What a child runs, each in the project root (its working directory).
+_CALLS = {"run_stage": run_stage_here, "plan_shards": _plan_shards, "curate_shard": _curate_shard,
+          "plan_cells": _plan_cells}
+# Errors that cross the process boundary with their type; any other becomes StageFailed.
+_ERRORS = {"StageFailed": StageFailed, "ParamsError": ParamsError}
+
+
+def _call(root: Path, name: str, *args: Any) -> Any:
+    """``_CALLS[name](*args)`` run in a child process started in ``root``; its JSON result."""
+    with tempfile.TemporaryDirectory(prefix="citeworth-call-") as scratch:
+        answer = Path(scratch) / "answer.json"
+        command = [sys.executable, "-m", __name__, name, json.dumps(args), str(answer), str(os.getpid())]
+        done = subprocess.run(command, cwd=root)  # its log goes to ours (stderr)
+        if not answer.is_file():
+            raise StageFailed(f"{name}{tuple(args)} in {root} ended (exit {done.returncode}) "
+                              "without a result")
+        reply = json.loads(answer.read_text())
+    if "error" in reply:
+        raise _ERRORS.get(reply["error"]["type"], StageFailed)(reply["error"]["message"])
+    return reply["result"]
+
+
+def _die_with_parent(parent: int) -> None:
+    """Linux: get SIGTERM when the orchestrator's process dies, even by SIGKILL, so that a killed
+    Airflow task leaves no stage running on; exit at once if it is already gone."""
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM)  # 1 = PR_SET_PDEATHSIG
+    if os.getppid() != parent:
+        sys.exit(f"citeworth: parent process {parent} is gone")
+
+
+def main(argv: list[str] | None = None) -> int:
+    name, args, answer, parent = argv if argv is not None else sys.argv[1:]
+    _die_with_parent(int(parent))
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    try:
+        reply: dict[str, Any] = {"result": _CALLS[name](*json.loads(args))}
+    except Exception as exc:
+        if not isinstance(exc, tuple(_ERRORS.values())):
+            log.exception("%s failed", name)
+        message = str(exc) if isinstance(exc, tuple(_ERRORS.values())) else f"{type(exc).__name__}: {exc}"
+        reply = {"error": {"type": type(exc).__name__, "message": message}}
+    write_text(Path(answer), json.dumps(reply, sort_keys=True, default=str))
+    return 0 if "result" in reply else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

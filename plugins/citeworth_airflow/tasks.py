@@ -66,7 +66,7 @@ MODELS_PARAMS: dict[str, Param] = {
 }
 
 
-@task
+@task(multiple_outputs=True)
 def resolve_release() -> dict[str, str]:
     """The source release this run builds; skips the run (this task and so every later one) when
     that release already has a data version."""
@@ -75,7 +75,7 @@ def resolve_release() -> dict[str, str]:
     context = get_current_context()
     form = context["params"]
     root = project()
-    source = form["source"] or workspace.stage_params_in(root, "download").source
+    source = form["source"] or workspace.stage_params(root, "download").source
     as_of = context.get("data_interval_end") or context.get("logical_date")
     release = workspace.resolve_release(root, source, form["release"], as_of, api_key=_s2_api_key())
     if release in versioning.versioned_releases(root, source) and not form["force"]:
@@ -100,13 +100,15 @@ def stage(name: str) -> Any:
 
 
 def _run_unless_current(name: str, overrides: list[str] | None = None, dvc_stage: str | None = None) -> Any:
+    """Run stage ``name`` unless the dvc.yaml stage(s) running it are up to date in dvc.lock."""
     from citeworth.orchestration import versioning, workspace
 
     root = project()
-    if versioning.is_up_to_date(root, dvc_stage or name):
-        log.info("stage %s is up to date in dvc.lock: skipped", dvc_stage or name)
+    dvc_stages = [dvc_stage] if dvc_stage else versioning.dvc_stages_running(root, name)
+    if dvc_stages and versioning.is_up_to_date(root, dvc_stages):
+        log.info("%s up to date in dvc.lock: skipped", ", ".join(dvc_stages))
         return {"skipped": True}
-    return workspace.run_stage_in(root, name, overrides or [])
+    return workspace.run_stage(root, name, overrides or [])
 
 
 @task
@@ -116,7 +118,7 @@ def download() -> Any:
     from citeworth.orchestration import workspace
 
     root = project()
-    params = workspace.stage_params_in(root, "download")
+    params = workspace.stage_params(root, "download")
     if params.source == "s2_api" and (key := _s2_api_key()):
         os.environ[params.s2_api.api_key_env] = key
     return _run_unless_current("download")
@@ -147,14 +149,14 @@ def curate_shard(name: str, shard: str) -> dict[str, Any]:
     """Curate one shard: a mapped task per shard, so shards spread over workers."""
     from citeworth.orchestration import workspace
 
-    return workspace.curate_one_shard(project(), name, shard)
+    return workspace.curate_shard(project(), name, shard)
 
 
 @task
 def plan_models() -> list[str]:
     from citeworth.orchestration import workspace
 
-    return list(workspace.stage_params_in(project(), "train").models)
+    return list(workspace.stage_params(project(), "train").models)
 
 
 @task(queue=TRAIN_QUEUE, map_index_template="{{ model }}")
@@ -177,8 +179,8 @@ def domain_cell(cell: list[str]) -> Any:
     from citeworth.orchestration import workspace
 
     train_field, test_field = cell
-    return workspace.run_stage_in(project(), "domains",
-                                  [f"cells=[[{train_field}, {test_field}]]", "aggregate=false"])
+    return workspace.run_stage(project(), "domains",
+                               [f"cells=[[{train_field}, {test_field}]]", "aggregate=false"])
 
 
 @task(queue=TRAIN_QUEUE)

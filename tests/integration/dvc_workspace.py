@@ -92,10 +92,18 @@ def reproduced_workspace(tmp_path_factory, dest: Path) -> tuple[Path, float]:
     return dest, float(stamp.read_text())
 
 
+def locked_stages(workspace: Path, stages: list[str]) -> list[str]:
+    """The dvc.lock entries of ``stages``, a foreach / matrix name standing for each of its stages."""
+    import yaml
+
+    locked = yaml.safe_load((workspace / "dvc.lock").read_text())["stages"]
+    return sorted(name for name in locked if name in stages or name.split("@")[0] in stages)
+
+
 def locked_hashes(workspace: Path, stages: list[str]) -> dict[str, list[tuple[str, str]]]:
     """(path, md5) of each stage's recorded outputs in dvc.lock."""
     import yaml
 
     locked = yaml.safe_load((workspace / "dvc.lock").read_text())["stages"]
     return {stage: sorted((out["path"], out["md5"]) for out in locked[stage].get("outs", []))
-            for stage in stages}
+            for stage in locked_stages(workspace, stages)}

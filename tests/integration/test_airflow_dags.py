@@ -113,7 +113,7 @@ def test_dataset_dag_over_a_dvc_build_reruns_nothing_and_records_the_same_lock(v
     # dvc commit of what the DAG saw changed nothing: the same hashes `dvc repro` wrote.
     assert (workspace / "dvc.lock").read_bytes() == lock_written_by_dvc
     assert git(workspace, "tag", "--list", TAG) == TAG
-    assert yaml.safe_load(git(workspace, "show", f"{TAG}:dvc.lock"))["stages"]["assemble"]
+    assert yaml.safe_load(git(workspace, "show", f"{TAG}:dvc.lock"))["stages"]["assemble@citeworth"]
     assert json.loads(dvc(workspace, "status", "--json", *DATASET_STAGES).stdout or "{}") == {}
     assert any((workspace / ".dvc" / "storage").rglob("*")), "dvc push to the default remote"
 
@@ -253,9 +253,9 @@ def test_standalone_trigger_through_the_rest_api_builds_and_versions_the_dataset
     assert git(workspace, "tag", "--list", TAG) == TAG
     assert json.loads(dvc(workspace, "status", "--json", *DATASET_STAGES).stdout or "{}") == {}
     # DVC re-deriving the dataset from Airflow's curated shards writes the very same bytes.
-    before = locked_hashes(workspace, ["assemble", "assemble_baseline"])
-    dvc(workspace, "repro", "--force", "--single-item", "assemble", "assemble_baseline")
-    assert locked_hashes(workspace, ["assemble", "assemble_baseline"]) == before
+    before = locked_hashes(workspace, ["assemble"])
+    dvc(workspace, "repro", "--force", "--single-item", "assemble@citeworth", "assemble@baseline")
+    assert locked_hashes(workspace, ["assemble"]) == before
     git(workspace, "checkout", "--quiet", "--", "dvc.lock")
 
     # The dataset asset announces the version to the models DAG.

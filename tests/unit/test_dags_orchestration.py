@@ -75,23 +75,34 @@ def test_apply_params_rejects_unknown_keys_with_the_stage_message_and_writes_not
     assert (project / "params.yaml").read_text() == original
 
 
-def test_plan_shards_lists_shards_and_drops_outputs_of_shards_no_longer_listed(project, monkeypatch):
-    import citeworth.curate.stage as curate_stage
-    from citeworth.sources import Shard
-
-    listed = [Shard("unarxive", "a", ("a.jsonl",), "r"), Shard("tei", "paper.tei", ("p.tei.xml",), "r")]
-    monkeypatch.setattr(curate_stage, "shards", lambda params: listed)
-    out = project / yaml.safe_load((project / "params.yaml").read_text())["curate"]["out_dir"]
+def test_plan_shards_lists_shards_and_drops_outputs_of_shards_no_longer_listed(project):
+    params = yaml.safe_load((project / "params.yaml").read_text())
+    params["curate"]["inputs"] = [{"reader": "unarxive", "glob": "raw/u/*.jsonl"},
+                                  {"reader": "tei", "glob": "raw/t/*.tei.xml", "release": "r"}]
+    (project / "params.yaml").write_text(yaml.safe_dump(params))
+    for name in ("raw/u/a.jsonl", "raw/t/paper.tei.xml"):
+        (project / name).parent.mkdir(parents=True, exist_ok=True)
+        (project / name).write_text("")
+    out = project / params["curate"]["out_dir"]
     kept = [out / "paragraphs" / "unarxive__a.jsonl", out / "stats" / "unarxive__a.json",
-            out / "paragraphs" / "tei__paper.tei.jsonl"]
+            out / "paragraphs" / "tei__t.jsonl"]
     stale = [out / "paragraphs" / "unarxive__old.jsonl", out / "quarantine" / "unarxive__old.jsonl",
              out / "stats" / "unarxive__old.json"]
     for path in kept + stale:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text("{}\n")
-    assert workspace.plan_shards(project, "curate") == ["unarxive__a", "tei__paper.tei"]
+    here = Path.cwd()
+    assert workspace.plan_shards(project, "curate") == ["unarxive__a", "tei__t"]  # a TEI folder: one shard
+    assert Path.cwd() == here  # the call ran in the project without moving this process
     assert all(path.exists() for path in kept)
     assert not any(path.exists() for path in stale)
+
+
+def test_a_stage_error_crosses_the_process_boundary_with_its_message(project):
+    with pytest.raises(StageFailed, match="unarxive: no files match"):
+        workspace.plan_shards(project, "curate")  # the demo inputs are not downloaded here
+    with pytest.raises(ParamsError, match="unknown key"):
+        workspace.run_stage(project, "assemble", ["sampel=3"])
 
 
 def test_resolve_release_prefers_the_request_then_params(project):
@@ -162,5 +173,81 @@ def test_apply_params_moves_aliases_with_their_anchor_and_adds_missing_keys(tmp_
     assert changed == {"curate": {"inputs": new_inputs, "workers": 1},
                        "curate_baseline": {"inputs": new_inputs, "out_dir": "interim_b"}}
     assert (tmp_path / "params.yaml").read_text() == (
-        "curate:\n  inputs: &inputs [{glob: raw/b/*.jsonl, reader: unarxive}]\n  workers: 1  # procs\n\n"
+        "curate:\n  inputs: &inputs\n    - reader: unarxive\n      glob: raw/b/*.jsonl\n"
+        "  workers: 1  # procs\n\n"
         "curate_baseline:\n  inputs: *inputs\n  rules:\n    mode: spans-only\n  out_dir: interim_b\n")
+
+
+def test_the_shipped_params_file_round_trips_byte_for_byte():
+    text = (ROOT / "params.yaml").read_text()
+    assert params_file.round_trip(params_file._yaml().load(text)) == text
+
+
+def test_a_run_keeps_every_comment_anchor_alias_and_merge_of_the_real_params_file(project):
+    original = (project / "params.yaml").read_text()
+    replaced = original[original.index("  inputs: &demo_inputs"):original.index("  out_dir: interim\n")]
+    comments = [line.split("#", 1)[1] for line in original.splitlines()
+                if "#" in line and line not in replaced]
+    new_inputs = [{"reader": "unarxive", "glob": "raw/x/*.jsonl"}]
+    changed = params_file.apply_params(project, {"curate": {"inputs": new_inputs, "workers": 3},
+                                                 "train": {"models": ["tfidf_lr"]}})
+    assert changed["curate_baseline"] == {"inputs": new_inputs}  # aliases of &demo_inputs follow it
+    assert changed["validate"] == {"raw_inputs": new_inputs}
+    edited = (project / "params.yaml").read_text()
+    assert all(comment in edited for comment in comments)
+    for syntax in ("inputs: &demo_inputs", "inputs: *demo_inputs", "raw_inputs: *demo_inputs",
+                   "sentence: &sentence", "<<: *sentence", "optim: &demo_optim", "optim: *demo_optim"):
+        assert edited.count(syntax) == original.count(syntax), syntax
+    values = yaml.safe_load(edited)
+    assert values["train"]["catalog"]["pu"]["encoder"] == "embedded"  # merged from &sentence
+    assert values["train"]["models"] == ["tfidf_lr"] and values["curate"]["workers"] == 3
+    assert "  models: [tfidf_lr]\n" in edited  # a flow-style list stays one
+
+
+def _children(pid: int) -> list[int]:
+    found = []
+    for status in Path("/proc").glob("[0-9]*/status"):
+        try:
+            fields = dict(line.split(":\t", 1) for line in status.read_text().splitlines() if ":\t" in line)
+        except OSError:
+            continue
+        if fields.get("PPid", "").strip() == str(pid):
+            found.append(int(status.parent.name))
+    return found
+
+
+def _alive(pid: int) -> bool:
+    try:
+        return "\tZ" not in Path(f"/proc/{pid}/status").read_text().split("State:", 1)[1][:4]
+    except (OSError, IndexError):
+        return False
+
+
+@pytest.mark.skipif(not Path("/proc").is_dir(), reason="reads processes from /proc (Linux)")
+def test_a_stage_child_dies_with_a_killed_orchestrator(project):
+    """kill -9 of an Airflow task must not leave its stage running: the child gets SIGTERM."""
+    import signal
+    import socket
+    import time
+
+    with socket.socket() as silent:  # a mirror that accepts connections and never answers
+        silent.bind(("127.0.0.1", 0))
+        silent.listen()
+        params = yaml.safe_load((project / "params.yaml").read_text())
+        port = silent.getsockname()[1]
+        params["download"].update(mirror=f"http://127.0.0.1:{port}", timeout=120, retries=1)
+        (project / "params.yaml").write_text(yaml.safe_dump(params))
+        script = ("import sys; from pathlib import Path; from citeworth.orchestration import workspace; "
+                  "workspace.run_stage(Path(sys.argv[1]), 'download')")
+        orchestrator = subprocess.Popen([sys.executable, "-c", script, str(project)])
+        deadline = time.monotonic() + 60
+        while not (children := _children(orchestrator.pid)) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert children, "the stage child never started"
+        time.sleep(1)  # let it reach the download
+        orchestrator.send_signal(signal.SIGKILL)
+        orchestrator.wait()
+        deadline = time.monotonic() + 20
+        while any(map(_alive, children)) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert not any(map(_alive, children))
