@@ -62,15 +62,16 @@ def dvc_status(project: Path, stages: Iterable[str] = ()) -> dict[str, Any]:
     return json.loads(dvc(project, "status", "--json", *stages) or "{}")
 
 
-def record_outputs(project: Path, stages: Iterable[str]) -> dict[str, Any]:
+def record_outputs(project: Path, stages: Iterable[str]) -> None:
     """Record what the stages produced in dvc.lock and the DVC cache (``dvc commit``).
 
     The lock then holds the same hashes ``dvc repro`` writes for these outputs, so a later
-    ``dvc status``/``dvc repro`` sees them as up to date. Returns the stages' remaining status.
+    ``dvc status``/``dvc repro`` sees them as up to date; fails naming what still is not.
     """
     stages = list(stages)
     dvc(project, "commit", "--force", *stages)
-    return dvc_status(project, stages)
+    if left := dvc_status(project, stages):
+        raise StageFailed(f"after dvc commit these stages are still not up to date: {left}")
 
 
 def push(project: Path, stages: Iterable[str], remote: str | None = None) -> None:
