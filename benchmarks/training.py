@@ -40,13 +40,14 @@ def peak_rss_mb() -> float:
 def setup(name: str, max_steps: int):
     """The demo spec of ``name``, its module and adapter, and the demo train split as items."""
     from citeworth.models import context, data, sentence
-    from citeworth.models.train import load_splits, model_spec
+    from citeworth.models.fitting import model_spec
+    from citeworth.models.train import load_splits
     from citeworth.stages import stage_params
 
-    params = stage_params("train")
+    params = stage_params("train", path=ROOT / "params.yaml")
     spec = model_spec(name, params.catalog[name])
     spec.optim = dataclasses.replace(spec.optim, device="cpu", epochs=1, max_steps=max_steps)
-    train = load_splits(params.data_dir)["train"]
+    train = load_splits(ROOT / params.data_dir)["train"]
     if spec.kind == "context":
         from citeworth.models import encoders
 
@@ -161,7 +162,7 @@ def _compare(examples: int, ours: list[dict], bare: list[dict]) -> dict:
 def _params_threads() -> int | None:
     from citeworth.stages import stage_params
 
-    return stage_params("train").threads
+    return stage_params("train", path=ROOT / "params.yaml").threads
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -172,7 +173,6 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--threads", type=int, help="torch threads (default: train.threads in params.yaml)")
     parser.add_argument("--worker", choices=MODELS, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
-    os.chdir(ROOT)
     threads = args.threads or _params_threads()
     if threads:
         import torch
