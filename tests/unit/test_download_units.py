@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import csv
 import hashlib
+import json
 import logging
 import os
+import re
 from pathlib import Path
 
 import pytest
@@ -14,7 +16,7 @@ from citeworth.core.errors import StageFailed
 from citeworth.download import arxiv, releases
 from citeworth.download.demo import DEMO_RELEASE, demo_registry
 from citeworth.download.fetch import Fetcher
-from citeworth.download.manifest import Entry
+from citeworth.download.manifest import MANIFEST_NAME, Entry, fetch_log_path, read_manifest, write_manifest
 from citeworth.download.params import DownloadParams
 from citeworth.download.redaction import install_log_redaction, public_url, redact, register_secret
 from citeworth.download.remote import ChecksumMismatch, DownloadError, RemoteFile
@@ -168,19 +170,33 @@ def test_a_checksum_mismatch_deletes_the_partial_file_and_fails_clearly(tmp_path
     assert list((tmp_path / "release" / "sub").iterdir()) == []
 
 
-def test_present_files_with_the_right_checksum_are_kept_and_keep_their_fetch_time(tmp_path):
+def test_present_files_are_kept_and_only_transfers_reach_the_fetch_log(tmp_path):
     data = b"abc" * 1000
     file = local_file(tmp_path, data, size=len(data), sha256=hashlib.sha256(data).hexdigest())
     first = fetcher(tmp_path).fetch_all([file], desc="t").entries[0]
-    earlier = Entry(**{**first.as_json(), "fetched_at": "2020-01-01T00:00:00Z"})
-    again = fetcher(tmp_path, {file.path: earlier}).fetch_all([file], desc="t")
+    assert first == Entry(file=file.path, size=len(data), sha256=file.sha256, origin=file.origin)
+    again = fetcher(tmp_path, {file.path: first}).fetch_all([file], desc="t")
     assert (again.fetched, again.skipped, again.bytes_fetched) == (0, 1, 0)
-    assert again.entries[0] == earlier
+    assert again.entries[0] == first
     (tmp_path / "release" / "sub" / "f.bin").write_bytes(b"tampered")
-    healed = fetcher(tmp_path, {file.path: earlier}).fetch_all([file], desc="t")
+    healed = fetcher(tmp_path, {file.path: first}).fetch_all([file], desc="t")
     assert healed.fetched == 1
     assert (tmp_path / "release" / "sub" / "f.bin").read_bytes() == data
-    assert healed.entries[0] == earlier  # the same bytes again: the manifest does not change
+    assert healed.entries[0] == first  # the same bytes again: the manifest does not change
+    # When is recorded outside the release folder (the DVC output): one line per transfer.
+    log = [json.loads(line) for line in fetch_log_path(tmp_path / "release").read_text().splitlines()]
+    assert fetch_log_path(tmp_path / "release") == tmp_path / "release.fetch-log.jsonl"
+    assert [(e["file"], e["sha256"]) for e in log] == [(file.path, file.sha256)] * 2
+    assert all(re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", e["fetched_at"]) for e in log)
+
+
+def test_an_older_manifest_with_fetch_times_is_read_and_rewritten_without_them(tmp_path):
+    entry = {"file": "a.gz", "size": 3, "sha256": "0" * 64, "origin": "https://x/a.gz",
+             "fetched_at": "2020-01-01T00:00:00Z"}
+    (tmp_path / MANIFEST_NAME).write_text(json.dumps({"source": "s", "release": "r", "files": [entry]}))
+    read = read_manifest(tmp_path)
+    write_manifest(tmp_path, "s", "r", list(read.values()))
+    assert "fetched_at" not in (tmp_path / MANIFEST_NAME).read_text()
 
 
 @pytest.mark.parametrize("path", ["../escape.gz", "a/../../escape.gz", "/etc/passwd", "", "a\\..\\b"])
