@@ -11,6 +11,7 @@ import re
 from pathlib import Path
 
 import pytest
+from tqdm.contrib.logging import logging_redirect_tqdm
 
 from citeworth.core.errors import StageFailed
 from citeworth.download import arxiv, releases
@@ -18,7 +19,7 @@ from citeworth.download.demo import DEMO_RELEASE, demo_registry
 from citeworth.download.fetch import Fetcher
 from citeworth.download.manifest import MANIFEST_NAME, Entry, fetch_log_path, read_manifest, write_manifest
 from citeworth.download.params import DownloadParams
-from citeworth.download.redaction import install_log_redaction, public_url, redact, register_secret
+from citeworth.download.redaction import REDACTED, install_log_redaction, public_url, redact, register_secret
 from citeworth.download.remote import ChecksumMismatch, DownloadError, RemoteFile
 from citeworth.download.s2orc_legacy import url_list_files
 from citeworth.download.transports import LocalTransport, Network, parse_content_range
@@ -36,11 +37,49 @@ def test_redact_strips_presigned_queries_and_registered_secrets():
     assert public_url("https://user:pw@host:8443/p/q.gz?sig=1#frag") == "https://host:8443/p/q.gz"
 
 
-def test_urllib3_request_lines_are_redacted_in_logs(caplog):
+@pytest.mark.parametrize(("text", "secrets"), [
+    ("https://alice:pa55word@host.example:8443/p", ["alice", "pa55word"]),
+    ("proxy bob:hunter2@proxy.local:3128 down", ["bob", "hunter2"]),
+    ("next=https%3A%2F%2Fb.s3.amazonaws.com%2Fk.gz%3FX-Amz-Credential%3DAKIAQ%252F2026%26X-Amz-Signature%3Dd0d0",
+     ["AKIAQ", "d0d0"]),
+    ("q=a%26X-Amz-Signature%3Dfeedbead%26b", ["feedbead"]),
+    ("could not fetch 127.0.0.1:9000/bucket/key.gz?sig=s3cr3t: timeout", ["s3cr3t"]),
+    ("headers={'X-Amz-Security-Token': b'Fwo/G+tok==', 'Authorization': b'AWS4-HMAC-SHA256 "
+     "Credential=AKIAQ/2026/us-east-1/s3/aws4_request, SignedHeaders=host, Signature=c0ffee'}",
+     ["Fwo/G+tok==", "AKIAQ", "c0ffee"]),
+    ("CanonicalRequest:\nGET\n/b\nX-Amz-Security-Token=Fwo%2FG\nx-amz-security-token:Fwo/G+tok==\n", ["Fwo"]),
+    ("Signature:\n3801ebd781fdeb6ab1f0ce064fa42feb", ["3801ebd7"]),
+    ("<SessionToken>Fwo/G+tok==</SessionToken><SecretAccessKey>wJalr</SecretAccessKey>", ["Fwo", "wJalr"]),
+    ("Authorization: Bearer eyJhbGciOi.x.y; AWS_SECRET_ACCESS_KEY=wJalr/x", ["eyJhbGciOi", "wJalr"]),
+])
+def test_redact_finds_credentials_in_every_shape_they_are_logged_in(text, secrets):
+    out = redact(text)
+    assert REDACTED in out
+    assert not [secret for secret in secrets if secret in out], out
+
+
+def test_redact_leaves_ordinary_text_alone():
+    text = ("Is it real? Found credentials in environment variables. signature_version=None, "
+            "mail me@example.org, 127.0.0.1:9000/bucket/key.gz, SignedHeaders=host;x-amz-date")
+    assert redact(text) == text
+
+
+def test_a_registered_secret_is_redacted_also_percent_encoded():
+    register_secret("tok/en+value=")
+    assert redact("a tok/en+value= b tok%2Fen%2Bvalue%3D c") == f"a {REDACTED} b {REDACTED} c"
+
+
+def test_every_log_record_is_redacted_whichever_logger_and_handler_print_it(caplog):
     install_log_redaction()
-    with caplog.at_level(logging.DEBUG, logger="urllib3.connectionpool"):
+    with caplog.at_level(logging.DEBUG), logging_redirect_tqdm():  # the handler swap a download does
         logging.getLogger("urllib3.connectionpool").debug('"GET %s HTTP/1.1" 200', "/f.gz?Signature=zz9")
-    assert "zz9" not in caplog.text and "/f.gz?<redacted>" in caplog.text
+        logging.getLogger("botocore.auth").debug("Signature:\n%s", "ab12cd34")
+        try:
+            raise OSError("Max retries exceeded with url: /k?X-Amz-Signature=ee77")
+        except OSError:
+            logging.getLogger("some.library").exception("failed")
+    assert "/f.gz?<redacted>" in caplog.text
+    assert not [s for s in ("zz9", "ab12cd34", "ee77") if s in caplog.text], caplog.text
 
 
 def test_content_range_parsing():
