@@ -10,6 +10,7 @@ from pathlib import Path
 
 from citeworth.core.errors import StageFailed
 from citeworth.core.params import ParamsError
+from citeworth.download.redaction import install_log_redaction
 from citeworth.stages import STAGES, UnknownStage, run_stage
 
 # Subcommands contributed by library modules: name -> "module:function(argv) -> int".
@@ -47,6 +48,7 @@ def _parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
+    install_log_redaction()  # before any logging: -v shows botocore's and urllib3's request details
     # Tools own their argument parsing (and --help); hand them the rest of the line untouched.
     if argv and argv[0] in TOOLS:
         import importlib

@@ -30,7 +30,7 @@ from tenacity import (
 from tqdm import tqdm
 from tqdm.contrib.logging import logging_redirect_tqdm
 
-from citeworth.download.manifest import Entry, entry_for
+from citeworth.download.manifest import Entry, log_fetch
 from citeworth.download.redaction import redact
 from citeworth.download.remote import (
     Body,
@@ -118,7 +118,9 @@ class Fetcher:
         except TRANSFER_ERRORS as exc:
             raise DownloadError(f"could not fetch {file.origin}: {redact(exc)}") from None
         log.debug("fetched %s (%d bytes)", file.origin, digests.size)
-        return self._entry(file, digests), True
+        entry = _entry(file, digests)
+        log_fetch(self.release_dir, entry)
+        return entry, True
 
     def _verified_existing(self, file: RemoteFile, dest: Path) -> Entry | None:
         """The entry of ``dest`` if it is already there with the right content, else None."""
@@ -136,10 +138,7 @@ class Fetcher:
         if problem:
             log.warning("%s is present but its %s; fetching it again", file.path, problem)
             return None
-        return self._entry(file, digests)
-
-    def _entry(self, file: RemoteFile, digests: Digests) -> Entry:
-        return entry_for(file.path, digests.size, digests.sha256.hexdigest(), file.origin, self.previous)
+        return _entry(file, digests)
 
     def _download(self, file: RemoteFile, dest: Path) -> Digests:
         part = dest.with_name(dest.name + ".part")
@@ -222,6 +221,10 @@ class _FileProgress:
     def at(self, position: int) -> None:
         self.fetcher._advance(position - self.position)
         self.position = position
+
+
+def _entry(file: RemoteFile, digests: Digests) -> Entry:
+    return Entry(file=file.path, size=digests.size, sha256=digests.sha256.hexdigest(), origin=file.origin)
 
 
 def _log_retry(file: RemoteFile, state: RetryCallState) -> None:

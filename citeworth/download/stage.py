@@ -2,8 +2,10 @@
 
 Steps: the source plans its files (resolving ``latest``), the fetcher brings each one in (skipping
 those already present with the right checksum), archives are unpacked safely beside themselves, and
-``MANIFEST.json`` records every file (fetched and unpacked) with size, sha256, origin and fetch time.
-A rerun with nothing new is a no-op that rewrites a byte-identical manifest.
+``MANIFEST.json`` records every file (fetched and unpacked) with size, sha256 and origin, and no
+time, so the same release gives the same manifest anywhere; each transfer's time goes to the fetch
+log beside the release folder. A rerun with nothing new is a no-op that rewrites a byte-identical
+manifest.
 
 Secrets: the S2 API key is read from ``$S2_API_KEY`` (``s2_api.api_key_env``); S3 credentials and
 ``AWS_ENDPOINT_URL`` from the environment / boto3's chain. Neither is ever logged or recorded.
@@ -24,7 +26,7 @@ from citeworth.core.io import atomic_write
 from citeworth.download.arxiv import plan_arxiv
 from citeworth.download.demo import plan_demo
 from citeworth.download.fetch import Fetcher
-from citeworth.download.manifest import Entry, entry_for, read_manifest, write_manifest
+from citeworth.download.manifest import Entry, read_manifest, write_manifest
 from citeworth.download.params import SOURCES, DownloadParams
 from citeworth.download.redaction import redact
 from citeworth.download.remote import Digests, DownloadError, InlineFile, Plan, RemoteFile
@@ -56,7 +58,7 @@ def download(params: DownloadParams) -> dict:
     previous = read_manifest(release_dir)
     fetcher = Fetcher(release_dir, _transport_for(plan), net, previous, params.verify_existing)
     result = fetcher.fetch_all(files, desc=f"download {params.source}/{plan.release}")
-    entries = result.entries + [_write_inline(f, release_dir, previous) for f in plan.inline]
+    entries = result.entries + [_write_inline(f, release_dir) for f in plan.inline]
     unpacked = _unpack_archives(result.entries, release_dir, params, previous)
     manifest = write_manifest(release_dir, params.source, plan.release, entries + unpacked)
     log.info("%s/%s: %d fetched, %d already present",
@@ -101,13 +103,13 @@ def _transport_for(plan: Plan):
     return transport_for
 
 
-def _write_inline(file: InlineFile, release_dir: Path, previous: dict[str, Entry]) -> Entry:
+def _write_inline(file: InlineFile, release_dir: Path) -> Entry:
     path = release_dir / file.path
     if not (path.exists() and path.read_bytes() == file.content):
         with atomic_write(path, "wb") as handle:
             handle.write(file.content)
     sha256 = hashlib.sha256(file.content).hexdigest()
-    return entry_for(file.path, len(file.content), sha256, file.origin, previous)
+    return Entry(file=file.path, size=len(file.content), sha256=sha256, origin=file.origin)
 
 
 def _unpack_archives(archives: list[Entry], release_dir: Path, params: DownloadParams,
@@ -127,7 +129,7 @@ def _unpack_archives(archives: list[Entry], release_dir: Path, params: DownloadP
         members = unpack(release_dir / archive.file, target, params.max_unpack_bytes)
         entries += [
             Entry(file=f"{prefix}/{name}", size=d.size, sha256=d.sha256.hexdigest(), origin=archive.origin,
-                  fetched_at=archive.fetched_at, unpacked_from=archive.file)
+                  unpacked_from=archive.file)
             for name, d in sorted(members.items())
         ]
     return entries

@@ -18,7 +18,7 @@ import requests
 from requests.adapters import HTTPAdapter
 from urllib3.util.retry import Retry
 
-from citeworth.download.redaction import install_log_redaction
+from citeworth.download.redaction import install_log_redaction, register_secret
 from citeworth.download.remote import CHUNK, Body, RemoteFile
 
 RETRY_STATUSES = (429, 500, 502, 503, 504)
@@ -160,7 +160,13 @@ def s3_client(net: Network, endpoint_url: str | None = None, region: str = "us-e
         # A ranged GET cannot be checked against a whole-object checksum; we verify the whole file.
         response_checksum_validation="when_required",
     )
-    return boto3.session.Session().client("s3", endpoint_url=endpoint_url, region_name=region, config=config)
+    session = boto3.session.Session()
+    credentials = None if unsigned else session.get_credentials()
+    if credentials is not None:  # their values are redacted wherever they might show up
+        frozen = credentials.get_frozen_credentials()
+        register_secret(frozen.secret_key)
+        register_secret(frozen.token)
+    return session.client("s3", endpoint_url=endpoint_url, region_name=region, config=config)
 
 
 def read_s3_object(client, url: str, requester_pays: bool = False) -> bytes:

@@ -3,7 +3,8 @@
 One in-memory GX context holds every suite; each table is validated by its own checkpoint (a GX
 dataframe batch is passed at run time, and a checkpoint passes one batch to all its validation
 definitions). Data Docs are built once at the end, into a temporary sibling of the site folder
-that replaces it whole, so no page of an earlier run lingers in a DVC-tracked output.
+that replaces it whole, so no page of an earlier run lingers in a DVC-tracked output; they carry
+no wall-clock time or random id (``citeworth.quality.site``).
 """
 
 from __future__ import annotations
@@ -16,7 +17,6 @@ import tempfile
 import time
 import warnings
 from collections.abc import Iterator
-from datetime import UTC, datetime
 from pathlib import Path
 
 import great_expectations as gx
@@ -30,6 +30,7 @@ from tqdm import tqdm
 
 from citeworth.core.errors import StageFailed
 from citeworth.quality.results import Outcome, outcomes
+from citeworth.quality.site import pin_load_times, run_id_for, site_config
 from citeworth.quality.tables import Table
 
 log = logging.getLogger(__name__)
@@ -48,9 +49,10 @@ def run_suites(tables: dict[str, Table], suite_of: dict[str, gx.ExpectationSuite
         for suite in {id(s): s for s in suite_of.values()}.values():
             context.suites.add(suite)
         # One run id for all checkpoints: the Data Docs list them as one validation run.
-        run_id = RunIdentifier(run_name="citeworth-validate", run_time=datetime.now(UTC))
+        run_id = run_id_for({name: table.frame for name, table in tables.items()})
         for name in tqdm(sorted(tables), desc="validate", unit="table"):
             found += _run_checkpoint(context, source, tables[name], suite_of[name], examples, run_id)
+        pin_load_times(context, run_id)
         context.build_data_docs(site_names=[SITE_NAME])
         _check_pages(site, len(tables))
     return found
@@ -68,13 +70,8 @@ def _context(site: Path):
     """An in-memory GX context whose only Data Docs site is ``site`` (GX's default ephemeral
     context would also build a throwaway site under /tmp), without GX's per-metric progress bars
     (a dozen per table; the stage shows one bar over the tables)."""
-    site_config = {
-        "class_name": "SiteBuilder",
-        "store_backend": {"class_name": "TupleFilesystemStoreBackend", "base_directory": str(site.resolve())},
-        "site_index_builder": {"class_name": "DefaultSiteIndexBuilder"},
-    }
     config = DataContextConfig(store_backend_defaults=InMemoryStoreBackendDefaults(),
-                               data_docs_sites={SITE_NAME: site_config},
+                               data_docs_sites={SITE_NAME: site_config(str(site.resolve()))},
                                progress_bars=ProgressBarsConfig(globally=False))
     return gx.get_context(project_config=config, mode="ephemeral")
 

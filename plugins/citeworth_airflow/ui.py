@@ -4,18 +4,41 @@ A FastAPI app mounted by the plugin at ``/citeworth``: ``/citeworth/`` is the HT
 the UI's nav through an external view), ``/citeworth/api/latest`` the same data as JSON and
 ``/citeworth/quality/`` the Great Expectations Data Docs of the last validation. It only reads
 result files of the project checkout; it has no write endpoints.
+
+Airflow does not authenticate the FastAPI apps of plugins, so every route here asks Airflow's auth
+manager itself: a JWT from ``POST /auth/token`` as ``Authorization: Bearer``, or the ``_token``
+cookie a browser logged in to the UI sends (401 without either), and read access to the custom
+view ``CiteWorth results`` (403 without it; every role of the simple auth manager has it).
 """
 
 from __future__ import annotations
 
 import html
 import json
-from typing import Any
+from typing import Annotated, Any
 
-from fastapi import FastAPI, HTTPException
+from fastapi import Depends, FastAPI, HTTPException, Request, status
 from fastapi.responses import FileResponse, HTMLResponse
+from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
-app = FastAPI(title="citeworth results", description="Latest citeworth dataset, quality and model results")
+RESOURCE_NAME = "CiteWorth results"  # the custom view an auth manager grants (also the nav entry's name)
+BearerCredentials = Annotated[HTTPAuthorizationCredentials | None, Depends(HTTPBearer(auto_error=False))]
+
+
+async def authorized_reader(request: Request, credentials: BearerCredentials) -> None:
+    """Let through a user whom Airflow's auth manager knows and allows to read the results view."""
+    # Imported per request: task processes load this plugin too, and need none of Airflow's API server.
+    from airflow.api_fastapi.app import get_auth_manager
+    from airflow.api_fastapi.core_api.security import get_user
+
+    user = await get_user(request, _oauth_token=None, bearer_credentials=credentials)
+    if not get_auth_manager().is_authorized_custom_view(method="GET", resource_name=RESOURCE_NAME, user=user):
+        raise HTTPException(status.HTTP_403_FORBIDDEN, detail=f"no read access to {RESOURCE_NAME}")
+
+
+# No /docs or /openapi.json: FastAPI serves those outside the app's dependencies, so without a login.
+app = FastAPI(title="citeworth results", description="Latest citeworth dataset, quality and model results",
+              dependencies=[Depends(authorized_reader)], docs_url=None, redoc_url=None, openapi_url=None)
 
 
 def _results() -> dict[str, Any]:

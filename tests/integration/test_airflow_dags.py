@@ -158,11 +158,16 @@ class Airflow:
             time.sleep(2)
         else:
             pytest.fail(f"airflow standalone not healthy after {timeout}s:\n{self.tail()}")
+        self.session.headers["Authorization"] = f"Bearer {self.login()}"
+
+    def login(self) -> str:
+        """A JWT from the simple auth manager's ``POST /auth/token`` (what its login page posts too)."""
         passwords = self.home / "simple_auth_manager_passwords.json.generated"
         password = json.loads(passwords.read_text())["admin"]
-        token = requests.post(f"{self.base}/auth/token", json={"username": "admin", "password": password},
-                              timeout=10).json()["access_token"]
-        self.session.headers["Authorization"] = f"Bearer {token}"
+        response = requests.post(f"{self.base}/auth/token", json={"username": "admin", "password": password},
+                                 timeout=10)
+        assert response.status_code == 201, response.text
+        return response.json()["access_token"]
 
     def api(self, method: str, path: str, **kwargs) -> dict:
         response = self.session.request(method, f"{self.base}/api/v2{path}", timeout=30, **kwargs)
@@ -225,6 +230,28 @@ def deployment(tmp_path, migrated_db, mirror):
         airflow.stop()
 
 
+RESULT_PAGES = ("/citeworth/", "/citeworth/api/latest", "/citeworth/quality/index.html")
+
+
+def _assert_results_need_a_login(airflow: Airflow) -> None:
+    """The plugin's pages answer as the core API does: 401 to anonymous callers, the core API's
+    status to a forged token, 200 to a bearer token and to a browser logged in to the UI (the
+    login page stores the token from /auth/token as the ``_token`` cookie, which the UI sends)."""
+    anonymous, forged, browser = requests.Session(), requests.Session(), requests.Session()
+    forged.headers["Authorization"] = "Bearer not.a.token"
+    browser.cookies.set("_token", airflow.login(), path="/")
+    core_forged = forged.get(f"{airflow.base}/api/v2/dags", timeout=10).status_code
+    assert requests.get(f"{airflow.base}/api/v2/dags", timeout=10).status_code == 401
+    for path in RESULT_PAGES:
+        url = f"{airflow.base}{path}"
+        assert anonymous.get(url, timeout=10).status_code == 401, path
+        assert forged.get(url, timeout=10).status_code == core_forged, path
+        assert airflow.session.get(url, timeout=10).status_code == 200, path
+        assert browser.get(url, timeout=10).status_code == 200, path
+    assert "Data Docs" in browser.get(f"{airflow.base}/citeworth/", timeout=10).text
+    assert anonymous.get(f"{airflow.base}/citeworth/openapi.json", timeout=10).status_code == 404
+
+
 def test_standalone_trigger_through_the_rest_api_builds_and_versions_the_dataset(deployment):
     airflow, workspace = deployment
     dags = {d["dag_id"] for d in airflow.api("GET", "/dags")["dags"]}
@@ -263,8 +290,9 @@ def test_standalone_trigger_through_the_rest_api_builds_and_versions_the_dataset
     assert event["name"] == "citeworth_dataset" and event["source_run_id"] == run_id
     assert event["extra"]["tag"] == TAG and event["extra"]["release"] == "demo-v1"
 
-    # The results page of the plugin shows the new version.
-    latest = requests.get(f"{airflow.base}/citeworth/api/latest", timeout=10).json()
+    # The results page of the plugin shows the new version, to logged-in users only.
+    _assert_results_need_a_login(airflow)
+    latest = airflow.session.get(f"{airflow.base}/citeworth/api/latest", timeout=10).json()
     assert latest["versions"] == [TAG] and latest["quality"]["success"] is True
 
     # A backfill over three weeks finds the release versioned: three runs, no new version.

@@ -12,6 +12,7 @@ import http.client
 import json
 import os
 import random
+import re
 import shutil
 import socket
 import subprocess
@@ -20,10 +21,12 @@ import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+from urllib.parse import parse_qs, quote, urlsplit
 
 import boto3
 import pytest
 import requests
+from botocore.config import Config
 
 from citeworth.download import releases
 from citeworth.download.params import ArxivParams, DownloadParams, LegacyS2orcParams, S3Params
@@ -294,3 +297,58 @@ def test_arxiv_release_questions_for_the_sensor(arxiv_bucket, proxy, tmp_path):
     assert releases.newer_release_available("arxiv_s3", "2212", params) == "2301"
     assert releases.newer_release_available("arxiv_s3", "2023-01", params) is None
     assert releases.latest_release("arxiv_s3", "2022-12-15", params=params) == "2212"
+
+
+# ---- no secret in a DEBUG run's logs or files ----
+
+SESSION = {"AWS_ACCESS_KEY_ID": "AKIASECRETTEST0KEYID",
+           "AWS_SECRET_ACCESS_KEY": "wJalr/Secret+Access=Key0EXAMPLE",
+           "AWS_SESSION_TOKEN": "FwoGZXIvYXdzEBc/Session+Token=Value0xyz//ABC+def=="}
+
+
+def test_a_debug_download_signed_with_a_session_token_logs_and_writes_no_secret(moto, s3, tmp_path):
+    """``citeworth -v run download`` over the S3 API and over presigned URLs (both signed with a
+    session token), as a user runs it: botocore and urllib3 log at DEBUG; no secret comes out."""
+    bucket = "secret-shards"
+    s3.create_bucket(Bucket=bucket)
+    for key, data in SHARDS.items():
+        s3.put_object(Bucket=bucket, Key=f"v1/{key}", Body=data[:5000])
+    credentials = {"aws_access_key_id": SESSION["AWS_ACCESS_KEY_ID"],
+                   "aws_secret_access_key": SESSION["AWS_SECRET_ACCESS_KEY"],
+                   "aws_session_token": SESSION["AWS_SESSION_TOKEN"]}
+    # One URL signed the SigV4 way (X-Amz-Signature=hex), one the SigV2 way (Signature=base64, encoded).
+    signers = [boto3.client("s3", endpoint_url=moto["endpoint"], region_name="us-east-1",
+                            config=Config(signature_version=version), **credentials)
+               for version in ("s3v4", "s3")]
+    urls = [signer.generate_presigned_url("get_object", Params={"Bucket": bucket, "Key": f"v1/{key}"})
+            for signer, key in zip(signers, SHARDS, strict=True)]
+    urls_file = tmp_path / "urls.txt"  # an input, outside the project whose files are searched
+    urls_file.write_text("\n".join(urls) + "\n")
+    project = tmp_path / "project"
+    project.mkdir()
+    shutil.copy(Path(__file__).resolve().parents[2] / "params.yaml", project / "params.yaml")
+    env = {**os.environ, **SESSION, "AWS_ENDPOINT_URL": moto["endpoint"], "AWS_DEFAULT_REGION": "us-east-1"}
+    env.pop("AWS_PROFILE", None)
+    logs = ""
+    for release, where in (("via-api", f"s2orc_legacy.s3_uri=s3://{bucket}/v1"),
+                           ("presigned", f"s2orc_legacy.urls_file={urls_file}")):
+        done = subprocess.run([sys.executable, "-m", "citeworth.cli", "-v", "run", "download", "-S",
+                               "source=s2orc_legacy", "-S", f"release={release}", "-S", where],
+                              cwd=project, env=env, capture_output=True, text=True, timeout=300)
+        assert done.returncode == 0, done.stderr[-3000:]
+        logs += done.stdout + done.stderr
+    assert "botocore.endpoint" in logs and "urllib3.connectionpool" in logs  # DEBUG really ran
+    assert len(list((project / "raw" / "s2orc_legacy").rglob("*.jsonl.gz"))) == 4
+
+    signatures = [value for url in urls for name, [value] in parse_qs(urlsplit(url).query).items()
+                  if name in ("X-Amz-Signature", "Signature")]
+    assert len(signatures) == 2
+    secrets = [*SESSION.values(), *signatures]
+    secrets += [quote(secret, safe="") for secret in secrets]
+    written = {path: path.read_text(errors="replace") for path in project.rglob("*")
+               if path.is_file() and not path.name.endswith(".gz")}
+    for secret in secrets:
+        assert secret not in logs, f"{secret} in the logs"
+        assert not [path for path, text in written.items() if secret in text], f"{secret} in a file"
+    # The signatures botocore computes per request (Authorization header, its "Signature:" line).
+    assert not re.findall(r"Signature\W{0,4}[0-9a-f]{64}", logs)

@@ -17,7 +17,15 @@ from citeworth_airflow import ui  # noqa: E402  (plugins/ is Airflow's import ro
 
 
 @pytest.fixture()
-def project(tmp_path: Path, monkeypatch) -> Path:
+def logged_in():
+    """Requests as a user the auth manager lets in (the real check runs in test_airflow_dags.py)."""
+    ui.app.dependency_overrides[ui.authorized_reader] = lambda: None
+    yield
+    ui.app.dependency_overrides.clear()
+
+
+@pytest.fixture()
+def project(tmp_path: Path, monkeypatch, logged_in) -> Path:
     (tmp_path / "params.yaml").write_text("download: {}\n")
     (tmp_path / "dvc.yaml").write_text("stages: {}\n")
     (tmp_path / "reports" / "quality").mkdir(parents=True)
@@ -68,7 +76,19 @@ def test_data_docs_are_served_and_nothing_outside_them(project):
     assert client.get("/quality/missing.html").status_code == 404
 
 
-def test_results_page_says_what_is_wrong_outside_a_project(tmp_path, monkeypatch):
+def test_without_a_login_every_route_answers_401_and_nothing_else_is_served(project):
+    from fastapi.testclient import TestClient
+
+    ui.app.dependency_overrides.clear()
+    client = TestClient(ui.app)
+    for path in ("/", "/api/latest", "/quality/index.html", "/quality/missing.html"):
+        assert client.get(path).status_code == 401, path
+    assert client.get("/", cookies={"other": "x"}).status_code == 401
+    for path in ("/docs", "/redoc", "/openapi.json"):  # served outside the app's dependencies: off
+        assert client.get(path).status_code == 404, path
+
+
+def test_results_page_says_what_is_wrong_outside_a_project(tmp_path, monkeypatch, logged_in):
     from fastapi.testclient import TestClient
 
     monkeypatch.setenv("CITEWORTH_PROJECT_DIR", str(tmp_path))

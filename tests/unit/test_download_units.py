@@ -4,19 +4,22 @@ from __future__ import annotations
 
 import csv
 import hashlib
+import json
 import logging
 import os
+import re
 from pathlib import Path
 
 import pytest
+from tqdm.contrib.logging import logging_redirect_tqdm
 
 from citeworth.core.errors import StageFailed
 from citeworth.download import arxiv, releases
 from citeworth.download.demo import DEMO_RELEASE, demo_registry
 from citeworth.download.fetch import Fetcher
-from citeworth.download.manifest import Entry
+from citeworth.download.manifest import MANIFEST_NAME, Entry, fetch_log_path, read_manifest, write_manifest
 from citeworth.download.params import DownloadParams
-from citeworth.download.redaction import install_log_redaction, public_url, redact, register_secret
+from citeworth.download.redaction import REDACTED, install_log_redaction, public_url, redact, register_secret
 from citeworth.download.remote import ChecksumMismatch, DownloadError, RemoteFile
 from citeworth.download.s2orc_legacy import url_list_files
 from citeworth.download.transports import LocalTransport, Network, parse_content_range
@@ -34,11 +37,49 @@ def test_redact_strips_presigned_queries_and_registered_secrets():
     assert public_url("https://user:pw@host:8443/p/q.gz?sig=1#frag") == "https://host:8443/p/q.gz"
 
 
-def test_urllib3_request_lines_are_redacted_in_logs(caplog):
+@pytest.mark.parametrize(("text", "secrets"), [
+    ("https://alice:pa55word@host.example:8443/p", ["alice", "pa55word"]),
+    ("proxy bob:hunter2@proxy.local:3128 down", ["bob", "hunter2"]),
+    ("next=https%3A%2F%2Fb.s3.amazonaws.com%2Fk.gz%3FX-Amz-Credential%3DAKIAQ%252F2026%26X-Amz-Signature%3Dd0d0",
+     ["AKIAQ", "d0d0"]),
+    ("q=a%26X-Amz-Signature%3Dfeedbead%26b", ["feedbead"]),
+    ("could not fetch 127.0.0.1:9000/bucket/key.gz?sig=s3cr3t: timeout", ["s3cr3t"]),
+    ("headers={'X-Amz-Security-Token': b'Fwo/G+tok==', 'Authorization': b'AWS4-HMAC-SHA256 "
+     "Credential=AKIAQ/2026/us-east-1/s3/aws4_request, SignedHeaders=host, Signature=c0ffee'}",
+     ["Fwo/G+tok==", "AKIAQ", "c0ffee"]),
+    ("CanonicalRequest:\nGET\n/b\nX-Amz-Security-Token=Fwo%2FG\nx-amz-security-token:Fwo/G+tok==\n", ["Fwo"]),
+    ("Signature:\n3801ebd781fdeb6ab1f0ce064fa42feb", ["3801ebd7"]),
+    ("<SessionToken>Fwo/G+tok==</SessionToken><SecretAccessKey>wJalr</SecretAccessKey>", ["Fwo", "wJalr"]),
+    ("Authorization: Bearer eyJhbGciOi.x.y; AWS_SECRET_ACCESS_KEY=wJalr/x", ["eyJhbGciOi", "wJalr"]),
+])
+def test_redact_finds_credentials_in_every_shape_they_are_logged_in(text, secrets):
+    out = redact(text)
+    assert REDACTED in out
+    assert not [secret for secret in secrets if secret in out], out
+
+
+def test_redact_leaves_ordinary_text_alone():
+    text = ("Is it real? Found credentials in environment variables. signature_version=None, "
+            "mail me@example.org, 127.0.0.1:9000/bucket/key.gz, SignedHeaders=host;x-amz-date")
+    assert redact(text) == text
+
+
+def test_a_registered_secret_is_redacted_also_percent_encoded():
+    register_secret("tok/en+value=")
+    assert redact("a tok/en+value= b tok%2Fen%2Bvalue%3D c") == f"a {REDACTED} b {REDACTED} c"
+
+
+def test_every_log_record_is_redacted_whichever_logger_and_handler_print_it(caplog):
     install_log_redaction()
-    with caplog.at_level(logging.DEBUG, logger="urllib3.connectionpool"):
+    with caplog.at_level(logging.DEBUG), logging_redirect_tqdm():  # the handler swap a download does
         logging.getLogger("urllib3.connectionpool").debug('"GET %s HTTP/1.1" 200', "/f.gz?Signature=zz9")
-    assert "zz9" not in caplog.text and "/f.gz?<redacted>" in caplog.text
+        logging.getLogger("botocore.auth").debug("Signature:\n%s", "ab12cd34")
+        try:
+            raise OSError("Max retries exceeded with url: /k?X-Amz-Signature=ee77")
+        except OSError:
+            logging.getLogger("some.library").exception("failed")
+    assert "/f.gz?<redacted>" in caplog.text
+    assert not [s for s in ("zz9", "ab12cd34", "ee77") if s in caplog.text], caplog.text
 
 
 def test_content_range_parsing():
@@ -168,19 +209,33 @@ def test_a_checksum_mismatch_deletes_the_partial_file_and_fails_clearly(tmp_path
     assert list((tmp_path / "release" / "sub").iterdir()) == []
 
 
-def test_present_files_with_the_right_checksum_are_kept_and_keep_their_fetch_time(tmp_path):
+def test_present_files_are_kept_and_only_transfers_reach_the_fetch_log(tmp_path):
     data = b"abc" * 1000
     file = local_file(tmp_path, data, size=len(data), sha256=hashlib.sha256(data).hexdigest())
     first = fetcher(tmp_path).fetch_all([file], desc="t").entries[0]
-    earlier = Entry(**{**first.as_json(), "fetched_at": "2020-01-01T00:00:00Z"})
-    again = fetcher(tmp_path, {file.path: earlier}).fetch_all([file], desc="t")
+    assert first == Entry(file=file.path, size=len(data), sha256=file.sha256, origin=file.origin)
+    again = fetcher(tmp_path, {file.path: first}).fetch_all([file], desc="t")
     assert (again.fetched, again.skipped, again.bytes_fetched) == (0, 1, 0)
-    assert again.entries[0] == earlier
+    assert again.entries[0] == first
     (tmp_path / "release" / "sub" / "f.bin").write_bytes(b"tampered")
-    healed = fetcher(tmp_path, {file.path: earlier}).fetch_all([file], desc="t")
+    healed = fetcher(tmp_path, {file.path: first}).fetch_all([file], desc="t")
     assert healed.fetched == 1
     assert (tmp_path / "release" / "sub" / "f.bin").read_bytes() == data
-    assert healed.entries[0] == earlier  # the same bytes again: the manifest does not change
+    assert healed.entries[0] == first  # the same bytes again: the manifest does not change
+    # When is recorded outside the release folder (the DVC output): one line per transfer.
+    log = [json.loads(line) for line in fetch_log_path(tmp_path / "release").read_text().splitlines()]
+    assert fetch_log_path(tmp_path / "release") == tmp_path / "release.fetch-log.jsonl"
+    assert [(e["file"], e["sha256"]) for e in log] == [(file.path, file.sha256)] * 2
+    assert all(re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", e["fetched_at"]) for e in log)
+
+
+def test_an_older_manifest_with_fetch_times_is_read_and_rewritten_without_them(tmp_path):
+    entry = {"file": "a.gz", "size": 3, "sha256": "0" * 64, "origin": "https://x/a.gz",
+             "fetched_at": "2020-01-01T00:00:00Z"}
+    (tmp_path / MANIFEST_NAME).write_text(json.dumps({"source": "s", "release": "r", "files": [entry]}))
+    read = read_manifest(tmp_path)
+    write_manifest(tmp_path, "s", "r", list(read.values()))
+    assert "fetched_at" not in (tmp_path / MANIFEST_NAME).read_text()
 
 
 @pytest.mark.parametrize("path", ["../escape.gz", "a/../../escape.gz", "/etc/passwd", "", "a\\..\\b"])

@@ -5,8 +5,10 @@ from __future__ import annotations
 import contextlib
 import io
 import json
+import shutil
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
 from citeworth.cli import main
@@ -17,6 +19,7 @@ from citeworth.core.params import ParamsError
 from citeworth.quality.checkpoints import run_suites
 from citeworth.quality.config import ValidateParams
 from citeworth.quality.gate import validate
+from citeworth.quality.site import run_id_for
 from citeworth.quality.suites import suites
 from citeworth.quality.tables import raw_tables
 from citeworth.sources import BadRecord
@@ -238,6 +241,31 @@ def test_reruns_are_byte_identical_and_leave_no_stale_pages(clean):
     assert params.summary_path.read_bytes() == (project / "reports" / "quality" / "summary.json").read_bytes()
     assert not stale.exists()
     assert not [p for p in (project / "reports" / "quality").iterdir() if p.name.startswith(".")]
+
+
+def _site_bytes(project: Path) -> dict[str, bytes]:
+    site = project / "reports" / "quality" / "site"
+    return {p.relative_to(site).as_posix(): p.read_bytes() for p in sorted(site.rglob("*")) if p.is_file()}
+
+
+def test_data_docs_of_the_same_data_are_byte_identical_in_another_folder_at_another_time(clean, tmp_path):
+    project = clean[0]
+    shutil.copytree(project / "data", tmp_path / "data")
+    validate(params_for(tmp_path))
+    site = _site_bytes(tmp_path)
+    assert site == _site_bytes(project)
+    run_dirs = {Path(name).parts[2:4] for name in site if name.startswith("validations/")}
+    [(run_name, run_time)] = run_dirs  # one run, named by the data and dated at the epoch
+    assert run_name.startswith("citeworth-validate-") and run_time == "19700101T000000.000000Z"
+    assert b"?d=" not in site["index.html"]
+
+
+def test_the_validation_run_is_named_by_the_validated_data():
+    frame = pd.DataFrame({"text": ["A sentence.", "Another one."], "n": [1, None]})
+    name = run_id_for({"sentences": frame}).run_name
+    assert run_id_for({"sentences": frame.copy()}).run_name == name
+    assert run_id_for({"sentences": frame.assign(n=[1, 2])}).run_name != name
+    assert run_id_for({"paragraphs": frame}).run_name != name
 
 
 def test_an_empty_split_fails_the_gate(tmp_path):
