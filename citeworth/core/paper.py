@@ -41,6 +41,15 @@ class CitationSpan:
     end: int
     text: str
     ref_id: str | None = None
+    # Every entry the marker cites, in printed order, when that is more or other than ``ref_id``:
+    # the 2, 3 and 4 of the "–[4]" span of "[1]–[4]", both entries of an unlinked "[3, 4]"
+    # (filled by core/anchors.py's resolve_citations).
+    cites: tuple[str, ...] = ()
+
+    @property
+    def ref_ids(self) -> tuple[str, ...]:
+        """The bibliography entries this marker cites (none when the source gives no link)."""
+        return self.cites or ((self.ref_id,) if self.ref_id else ())
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,3 +91,5 @@ class Paper:
     # The paper's own identifiers, keyed by ID_KINDS (see normalise_id), and its abstract text.
     ids: dict[str, str] = field(default_factory=dict)
     abstract: str | None = None
+    # Author names as the source prints them ("Ada Lovelace"), in order.
+    authors: tuple[str, ...] = ()
