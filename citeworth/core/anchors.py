@@ -79,6 +79,8 @@ class Bibliography:
     def __init__(self, entries: Mapping[str, BibEntry], paragraphs: Iterable[Paragraph] = ()):
         self.entries = entries
         self._numbers = self._learn_numbers(paragraphs)
+        # the smallest number printed for an entry (largest first, so smaller ones overwrite)
+        self._number_of = {ref_id: number for number, ref_id in sorted(self._numbers.items(), reverse=True)}
         self._by_name_year: dict[tuple[str, int], list[str]] = defaultdict(list)
         for ref_id, entry in entries.items():
             if entry.authors and entry.year:
@@ -98,6 +100,10 @@ class Bibliography:
 
     def by_number(self, number: int) -> str | None:
         return self._numbers.get(number)
+
+    def number_of(self, ref_id: str) -> int | None:
+        """The number the paper prints for an entry (from its links or list position)."""
+        return self._number_of.get(ref_id)
 
     def by_name_year(self, surname: str, year: int, letter: str = "") -> str | None:
         """The one entry whose first author and year match (a letter picks among several)."""

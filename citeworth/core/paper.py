@@ -60,6 +60,9 @@ class Paragraph:
     # Non-citation references (figures, tables, formulas) as (start, end, kind).
     ref_spans: tuple[tuple[int, int, str], ...] = ()
     sec_number: str | None = None
+    # The paragraph's heading path, outermost first, where the source nests sections below
+    # ``section`` (("Introduction", "Related work")); () when ``section`` is its only heading.
+    headings: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

@@ -19,7 +19,8 @@ import yaml
 
 from citeworth.core.errors import StageFailed
 
-DATASET_STAGES = ("download", "curate", "curate_baseline", "assemble", "assemble_baseline", "validate")
+DATASET_STAGES = ("download", "curate", "curate_baseline", "assemble", "assemble_baseline", "related_work",
+                  "validate")
 # "train" names every cell of the dvc.yaml matrix (train@<model>).
 MODEL_STAGES = ("train", "report", "domains", "transfer")
 TAG_PREFIX = "data"

@@ -149,11 +149,22 @@ def _year(meta: ET.Element) -> int | None:
 
 
 def _paragraphs(body: ET.Element, paper_id: str) -> Iterator[Paragraph]:
+    parents = {child: parent for parent in body.iter() for child in parent}
     for index, (element, section) in enumerate(_body_paragraphs(body)):
         text, spans = flatten(element, _classify)
         if text:  # a <p> that only wraps a figure or table is no paragraph
             title, number = _heading(section)
-            yield make_paragraph(text, title, spans, f"{paper_id} body p[{index}]", sec_number=number)
+            yield make_paragraph(text, title, spans, f"{paper_id} body p[{index}]", sec_number=number,
+                                 headings=_heading_path(element, parents))
+
+
+def _heading_path(element: ET.Element, parents: dict[ET.Element, ET.Element]) -> tuple[str, ...]:
+    """Titles of the ``<sec>``s around ``element``, outermost first."""
+    titles = []
+    while (element := parents.get(element)) is not None:
+        if local_name(element) == "sec":
+            titles.append(text_of(element.find("title")))
+    return tuple(reversed(titles))
 
 
 def _heading(section: ET.Element | None) -> tuple[str, str | None]:

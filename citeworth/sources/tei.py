@@ -163,7 +163,9 @@ def _paragraphs(body: ET.Element, paper_id: str) -> Iterator[Paragraph]:
         text, spans = flatten(element, _classify)
         if text:
             title, number = _section(head, titles)
-            yield make_paragraph(text, title, spans, f"{paper_id} body p[{index}]", sec_number=number)
+            own = text_of(head)
+            yield make_paragraph(text, title, spans, f"{paper_id} body p[{index}]", sec_number=number,
+                                 headings=(title, own) if own and own != title else ())
 
 
 def _body_paragraphs(

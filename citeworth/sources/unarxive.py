@@ -136,7 +136,9 @@ def _paragraph(block: dict, section: str, ref_entries: dict, where: str) -> Para
     spans += [_ref_span(item, ref_entries, where) for item in _list(block, "ref_spans", where)]
     placed = place(text, spans, where)
     placed += _unspanned_placeholders(text, placed)
-    return make_paragraph(text, section, placed, where, sec_number=_number(block) or None)
+    own = _title(block)
+    return make_paragraph(text, section, placed, where, sec_number=_number(block) or None,
+                          headings=(section, own) if own and own != section else ())
 
 
 def _ref_span(item: dict, ref_entries: dict, where: str) -> RawSpan:

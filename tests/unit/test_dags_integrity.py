@@ -104,7 +104,8 @@ def test_dataset_dag_maps_curation_over_shards_and_versions_last(facts):
     assert "download" in tasks["plan_curate"]["upstream"]  # shards are globbed after the files land
     assert tasks["assemble"]["upstream"] == ["curate_shard"]
     assert tasks["validate"]["upstream"] == ["assemble", "assemble_baseline"]
-    assert tasks["version"]["upstream"] == ["validate"]
+    assert tasks["related_work"]["upstream"] == ["curate_shard"]
+    assert tasks["version"]["upstream"] == ["related_work", "validate"]
     assert tasks["version"]["outlets"] == ["citeworth_dataset"]
 
 
