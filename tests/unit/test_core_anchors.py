@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import dataclasses
+from collections import Counter
+
 import pytest
 
 from citeworth.core.anchors import Bibliography, name_years, printed_numbers, resolve_citations
 from citeworth.core.paper import BibEntry, CitationSpan, Paragraph
+from citeworth.sources import discover_shards, read_shard
 
 
 @pytest.mark.parametrize(("text", "numbers"), [
@@ -100,3 +104,40 @@ def test_bibliography_letters_pick_among_same_author_and_year():
     bib = Bibliography(entries(("b0", ("Smith",), 2010), ("b1", ("Smith",), 2010)))
     assert bib.by_name_year("smith", 2010) is None
     assert (bib.by_name_year("smith", 2010, "a"), bib.by_name_year("smith", 2010, "b")) == ("b0", "b1")
+
+
+
+MIRRORED = [("s2orc_json", "allenai/s2orc-doc2json/tests/s2orc/*/*.json"),
+            ("jats", "titipata/pubmed_parser/data/*.nxml"),
+            ("jats", "PLOS/allofplos/allofplos/starter_corpus/*.xml"),
+            ("tei", "kermitt2/grobid_client_python/resources/**/*.tei.xml")]
+
+
+def _without_links(paragraph: Paragraph, dropped: set[int]) -> Paragraph:
+    spans = (dataclasses.replace(s, ref_id=None, cites=()) if id(s) in dropped else s
+             for s in paragraph.cite_spans)
+    return dataclasses.replace(paragraph, cite_spans=tuple(spans))
+
+
+def _outcome(linked: tuple[str, ...], found: tuple[str, ...]) -> str:
+    return "same" if found == linked else "different" if found else "unresolved"
+
+
+def test_with_every_other_link_removed_real_papers_resolve_back_to_their_entries(mirror):
+    """The mirrored S2ORC, PMC/PLOS JATS and GROBID TEI papers with every second citation span's
+    link dropped: number and surname + year resolution re-finds the dropped links (measured: 5,244
+    of 5,309; 64 stay unresolved; 1 differs, where PLOS links "[39]" to the entry before the 39th)."""
+    outcomes = Counter()
+    for reader, glob in MIRRORED:
+        for shard in discover_shards(reader, str(mirror / "github" / glob)):
+            for paper in read_shard(shard):
+                spans = [s for p in paper.paragraphs for s in p.cite_spans]
+                dropped = {id(s) for s in spans[::2]}
+                stripped = [_without_links(p, dropped) for p in paper.paragraphs]
+                resolved = [s for p in resolve_citations(stripped, paper.bib_entries) for s in p.cite_spans]
+                for before, after in zip(spans, resolved, strict=True):
+                    linked = tuple(ref_id for ref_id in before.ref_ids if ref_id in paper.bib_entries)
+                    if id(before) in dropped and linked:
+                        outcomes[_outcome(linked, after.ref_ids)] += 1
+    total = sum(outcomes.values())
+    assert total > 5000 and outcomes["same"] / total >= 0.97 and outcomes["different"] <= 2, outcomes
