@@ -70,7 +70,7 @@ def related_work(params: RelatedWorkParams) -> dict:
     summary = stats.to_dict({"providers": list(params.lookup.providers), "requests": lookup.requests,
                              "errors": lookup.errors, "duplicate_paper_ids": pending.duplicates})
     write_json(params.stats_path, summary)
-    write_text(Path(params.stats_path).with_suffix(".md"), markdown(summary))
+    write_text(Path(params.stats_path).with_suffix(".md"), markdown(summary, stats.section_titles()))
     return summary["overall"]
 
 

@@ -53,9 +53,12 @@ class RelatedWorkStats:
         return {
             "overall": _row(overall),
             "per_source": {source: _row(counts) for source, counts in sorted(self.by_source.items())},
-            "section_titles": dict(sorted(self.titles.items(), key=lambda item: (-item[1], item[0]))),
             "lookup": lookup,
         }
+
+    def section_titles(self) -> list[tuple[str, int]]:
+        """Titles of the sections found, most frequent first (for the report, not the metrics)."""
+        return sorted(self.titles.items(), key=lambda item: (-item[1], item[0]))
 
 
 def _row(counts: Counter) -> dict:
@@ -65,7 +68,7 @@ def _row(counts: Counter) -> dict:
     return row
 
 
-def markdown(stats: dict) -> str:
+def markdown(stats: dict, titles: list[tuple[str, int]]) -> str:
     columns = [("papers", "papers"), ("with section", "papers_with_section"), ("sentences", "sentences"),
                ("with citation", "share_sentences_with_citation"), ("anchors", "anchors"),
                ("mapped", "share_anchors_mapped"), ("cited papers", "cited_papers"),
@@ -92,7 +95,7 @@ def markdown(stats: dict) -> str:
         "",
         "| title | papers |",
         "|---|---|",
-        *(f"| {title} | {count} |" for title, count in stats["section_titles"].items()),
+        *(f"| {title} | {count} |" for title, count in titles),
         "",
     ]
     return "\n".join(lines)
