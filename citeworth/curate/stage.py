@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 
 from tqdm import tqdm
 
-from citeworth.core.io import atomic_write, dumps, write_json
+from citeworth.core.io import atomic_write, dumps, sha256_file, write_json
 from citeworth.core.params import to_dict
 from citeworth.curate.config import CurationConfig
 from citeworth.curate.stats import summarize
@@ -179,15 +179,7 @@ def _fingerprint(rules: CurationConfig, shard: Shard) -> str:
     files = [p for p in (*shard.paths, shard.metadata) if p]
     payload = dumps({
         "rules": to_dict(rules),
-        "files": [(p, _sha256(Path(p))) for p in files],
+        "files": [(p, sha256_file(Path(p))) for p in files],
         "release": shard.release,
     })
     return hashlib.sha256(payload.encode()).hexdigest()
-
-
-def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        while chunk := handle.read(1 << 20):
-            digest.update(chunk)
-    return digest.hexdigest()

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import contextlib
 import glob as globbing
-import hashlib
 import json
 import logging
 import os
@@ -30,7 +29,7 @@ from pathlib import Path
 from tqdm import tqdm
 
 from citeworth.core.errors import StageFailed
-from citeworth.core.io import atomic_write, dumps, write_json, write_jsonl
+from citeworth.core.io import atomic_write, dumps, sha256_file, write_json, write_jsonl
 from citeworth.pdf.grobid import GrobidClient, GrobidOptions, PdfRejected, service_url
 
 log = logging.getLogger(__name__)
@@ -94,7 +93,7 @@ def _discover(pattern: str) -> list[_Pdf]:
     base = _glob_root(pattern)
     by_sha: dict[str, list[Path]] = {}
     for path in sorted(Path(p) for p in globbing.glob(pattern, recursive=True) if os.path.isfile(p)):
-        by_sha.setdefault(_sha256(path), []).append(path)
+        by_sha.setdefault(sha256_file(path), []).append(path)
     return [_Pdf(sha, paths[0], tuple(p.relative_to(base).as_posix() for p in paths))
             for sha, paths in by_sha.items()]
 
@@ -107,14 +106,6 @@ def _glob_root(pattern: str) -> Path:
             break
         parts.append(part)
     return Path(*parts) if parts else Path(".")
-
-
-def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        while chunk := handle.read(1 << 20):
-            digest.update(chunk)
-    return digest.hexdigest()
 
 
 def tei_name(relative_pdf: str) -> str:
