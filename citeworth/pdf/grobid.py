@@ -29,6 +29,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 import requests
+from requests.adapters import HTTPAdapter
 
 from citeworth.core.errors import StageFailed
 
@@ -82,6 +83,15 @@ class _Transient(Exception):
         self.reason = reason
         self.detail = detail
         self.wait = wait
+
+
+def pooled_session(connections: int) -> requests.Session:
+    """A session that keeps a connection per concurrent request (requests' default pool is 10)."""
+    session = requests.Session()
+    adapter = HTTPAdapter(pool_connections=1, pool_maxsize=max(connections, 1))
+    session.mount("http://", adapter)
+    session.mount("https://", adapter)
+    return session
 
 
 def service_url(configured: str | None) -> str:

@@ -30,7 +30,7 @@ from tqdm import tqdm
 
 from citeworth.core.errors import StageFailed
 from citeworth.core.io import atomic_write, dumps, sha256_file, write_json, write_jsonl
-from citeworth.pdf.grobid import GrobidClient, GrobidOptions, PdfRejected, service_url
+from citeworth.pdf.grobid import GrobidClient, GrobidOptions, PdfRejected, pooled_session, service_url
 
 log = logging.getLogger(__name__)
 
@@ -149,7 +149,8 @@ def _remove_leftovers(out: Path, pdfs: list[_Pdf]) -> None:
 
 def _convert(params: Pdf2TeiParams, out: Path, todo: list[_Pdf], entries: dict[str, dict],
              counts: dict) -> None:
-    client = GrobidClient(service_url(params.url), params.timeout, params.retries, params.backoff)
+    client = GrobidClient(service_url(params.url), params.timeout, params.retries, params.backoff,
+                          session=pooled_session(params.workers))
     version = client.version()
     options = asdict(params.options)
     log.info("pdf2tei: %d PDF(s) to convert with GROBID %s at %s", len(todo), version, client.url)
