@@ -17,11 +17,13 @@ from citeworth.core.params import DEFAULT_PARAMS, apply_overrides, build, load_s
 
 STAGES: dict[str, str] = {
     "download": "citeworth.download.stage:download",
+    "pdf2tei": "citeworth.pdf.stage:pdf2tei",
     "curate": "citeworth.curate.stage:curate",
     "curate_baseline": "citeworth.curate.stage:curate",
     "assemble": "citeworth.curate.assemble:assemble",
     "assemble_baseline": "citeworth.curate.assemble:assemble",
     "validate": "citeworth.quality.gate:validate",
+    "related_work": "citeworth.corpora.related_work.stage:related_work",
     "train": "citeworth.models.train:train",
     "domains": "citeworth.studies.domains.stage:domains",
     "transfer": "citeworth.studies.transfer.stage:transfer",

@@ -2,7 +2,8 @@
 
 resolve_release (skip the run if that release already has a data version) -> configure (the
 form's values into params.yaml) -> download -> curate, one mapped task per shard, and the same for
-the spans-only baseline -> assemble (+ baseline) -> validate (Great Expectations gate) -> version
+the spans-only baseline -> assemble (+ baseline) -> validate (Great Expectations gate), and beside
+curate the related-work dataset (Kobayashi et al.'s format) -> version
 (`dvc commit`, `dvc push`, git tag `data/<source>/<release>`) -> emits the `citeworth_dataset`
 asset, which schedules `citeworth_models`. A backfill over a date range builds each release once.
 """
@@ -56,6 +57,10 @@ def citeworth_dataset():
     curated >> assembled
     baseline >> assembled_baseline
 
+    # The related-work dataset reads the same raw papers as curate (as in dvc.yaml).
+    related_work = stage.override(task_id="related_work")("related_work")
+    downloaded >> related_work
+
     validated = stage.override(task_id="validate")("validate")
     version = DvcVersionOperator(
         task_id="version",
@@ -65,6 +70,7 @@ def citeworth_dataset():
         outlets=[DATASET_ASSET],
     )
     [assembled, assembled_baseline] >> validated >> version
+    related_work >> version
 
 
 citeworth_dataset()

@@ -7,6 +7,7 @@ half-written artifact, and JSON is always dumped with sorted keys so two runs ar
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 import os
 import tempfile
@@ -57,6 +58,15 @@ def write_jsonl(path: Path, records: Iterable[Any]) -> int:
 def write_text(path: Path, text: str) -> None:
     with atomic_write(path) as handle:
         handle.write(text)
+
+
+def sha256_file(path: Path) -> str:
+    """The hex sha256 of a file's bytes, read in 1 MiB blocks."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        while chunk := handle.read(1 << 20):
+            digest.update(chunk)
+    return digest.hexdigest()
 
 
 def read_jsonl(path: Path) -> Iterator[dict]:

@@ -67,7 +67,7 @@ def trimmed(text: str, span: CitationSpan) -> Citation:
     """A span as a Citation without surrounding whitespace (parsers often include a space)."""
     start = span.start + len(span.text) - len(span.text.lstrip())
     end = span.end - (len(span.text) - len(span.text.rstrip()))
-    return Citation(start, end, text[start:end], (span.ref_id,))
+    return Citation(start, end, text[start:end], span.ref_ids or (None,))
 
 
 def merge_citations(text: str, spans: Sequence[CitationSpan], gap: re.Pattern[str],

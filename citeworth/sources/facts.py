@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from citeworth.core.paper import normalise_id
 from citeworth.sources.base import BadRecord, RecordError, Shard, bad_record
 from citeworth.sources.lines import iter_json_lines
 
@@ -77,6 +78,25 @@ def unique(values: Iterable[str] | str) -> tuple[str, ...]:
     if isinstance(values, str):
         values = [values]
     return tuple(dict.fromkeys(v.strip() for v in values if isinstance(v, str) and v.strip()))
+
+
+# How sources name identifier kinds (GROBID idno types, JATS pub-id-types, S2ORC other_ids keys,
+# unarXive ids keys), lower-cased -> core.paper.ID_KINDS.
+_ID_ALIASES = {"doi": "doi", "arxiv": "arxiv", "arxiv_id": "arxiv", "pmid": "pmid", "pubmed": "pmid",
+               "pubmed_id": "pmid", "pmcid": "pmcid", "pmc": "pmcid", "pmc_id": "pmcid",
+               "pubmedcentral": "pmcid", "corpusid": "s2", "s2": "s2"}
+
+
+def identifiers(pairs: Iterable[tuple[str | None, Any]]) -> dict[str, str]:
+    """``{kind: normalised id}`` from a source's (kind name, value) pairs; unknown kinds and blank
+    values are left out, the first value of a kind wins (a list value gives its first item)."""
+    ids: dict[str, str] = {}
+    for name, value in pairs:
+        value = value[0] if isinstance(value, list) and value else value
+        kind = _ID_ALIASES.get((name or "").strip().lower())
+        if kind and kind not in ids and (text := first_present(value)):
+            ids[kind] = normalise_id(kind, text)
+    return ids
 
 
 def one_line(text: Any) -> str | None:

@@ -5,7 +5,9 @@ captions, tables or footnotes), in document order; a paragraph's section is the 
 ``<label>`` number) of its top-level ``<sec>``, "" for paragraphs before the first one. Citations
 are ``<xref ref-type="bibr">`` (ref id = ``rid``); other ``<xref>``s (figures, tables,
 supplementary material, sections, footnotes) and formulas are ``ref_spans`` (see markup.py for
-how the text and spans are built). The bibliography is the ``<ref-list>``.
+how the text and spans are built). The bibliography is the ``<ref-list>`` (with author surnames and
+``pub-id``s); citations without a ``rid`` and ranges over two ``<xref>``s are resolved by
+core/anchors.py. The front matter gives the abstract, authors and article ids.
 
 Fields of study: JATS has no MAG fields, so ``pmc_fields`` maps the article's broad subjects
 (the top-level ``<subject>``s of ``<article-categories>``: the PMC heading, PLOS disciplines) to
@@ -24,9 +26,10 @@ import xml.etree.ElementTree as ET
 from collections.abc import Iterator
 from pathlib import Path
 
+from citeworth.core.anchors import resolve_citations
 from citeworth.core.paper import BibEntry, Paper, Paragraph
 from citeworth.sources.base import BadRecord, RecordError, Shard
-from citeworth.sources.facts import first_present, one_line, paper_metadata, parse_year, unique
+from citeworth.sources.facts import first_present, identifiers, one_line, paper_metadata, parse_year, unique
 from citeworth.sources.markup import (
     BLOCK,
     PLACEHOLDER,
@@ -35,6 +38,7 @@ from citeworth.sources.markup import (
     Markup,
     flatten,
     local_name,
+    paragraphs_text,
     read_xml_files,
     require_root,
     text_of,
@@ -86,8 +90,9 @@ def paper_from_jats(article: ET.Element, path: str, shard: Shard) -> Paper:
     pmc = ids.get("pmc", "").removeprefix("PMC")
     paper_id = f"PMC{pmc}" if pmc else first_present(ids.get("doi"), Path(path).name.removesuffix(".nxml"))
     body = article.find("body")
-    paragraphs = list(_paragraphs(body, paper_id)) if body is not None else []
     bib_entries = _bib_entries(article)
+    paragraphs = resolve_citations(list(_paragraphs(body, paper_id)) if body is not None else [], bib_entries)
+    abstract = " ".join(text for a in meta.findall("abstract") if (text := paragraphs_text(a)))
     journal_title = text_of(journal.find(".//journal-title")) if journal is not None else ""
     return Paper(
         paper_id=paper_id,
@@ -100,7 +105,7 @@ def paper_from_jats(article: ET.Element, path: str, shard: Shard) -> Paper:
         shard=shard.name,
         metadata=paper_metadata(
             field_scheme=FIELD_SCHEME,
-            has_abstract=any(text_of(a) for a in meta.findall("abstract")),
+            has_abstract=bool(abstract),
             has_body_text=bool(paragraphs),
             has_bib_entries=bool(bib_entries),
             has_ref_entries=any(article.find(f".//{tag}") is not None for tag in ("fig", "table-wrap")),
@@ -108,6 +113,9 @@ def paper_from_jats(article: ET.Element, path: str, shard: Shard) -> Paper:
             venue_id=first_present(journal_title, *_journal_ids(journal), pmc),
             year=_year(meta),
         ),
+        ids=identifiers(ids.items()),
+        abstract=abstract or None,
+        authors=tuple(_names(meta.findall("contrib-group/contrib[@contrib-type='author']/name"))),
     )
 
 
@@ -141,11 +149,22 @@ def _year(meta: ET.Element) -> int | None:
 
 
 def _paragraphs(body: ET.Element, paper_id: str) -> Iterator[Paragraph]:
+    parents = {child: parent for parent in body.iter() for child in parent}
     for index, (element, section) in enumerate(_body_paragraphs(body)):
         text, spans = flatten(element, _classify)
         if text:  # a <p> that only wraps a figure or table is no paragraph
             title, number = _heading(section)
-            yield make_paragraph(text, title, spans, f"{paper_id} body p[{index}]", sec_number=number)
+            yield make_paragraph(text, title, spans, f"{paper_id} body p[{index}]", sec_number=number,
+                                 headings=_heading_path(element, parents))
+
+
+def _heading_path(element: ET.Element, parents: dict[ET.Element, ET.Element]) -> tuple[str, ...]:
+    """Titles of the ``<sec>``s around ``element``, outermost first."""
+    titles = []
+    while (element := parents.get(element)) is not None:
+        if local_name(element) == "sec":
+            titles.append(text_of(element.find("title")))
+    return tuple(reversed(titles))
 
 
 def _heading(section: ET.Element | None) -> tuple[str, str | None]:
@@ -200,8 +219,16 @@ def _bib_entries(article: ET.Element) -> dict[str, BibEntry]:
                 year=parse_year(text_of(citation.find("year"))),
                 raw=_raw_citation(citation),
                 link=first_present(*(text_of(p) for p in citation.findall("pub-id"))),
+                authors=tuple(text_of(n) for n in citation.iterfind(".//name/surname") if text_of(n)),
+                ids=identifiers((p.get("pub-id-type"), text_of(p)) for p in citation.findall("pub-id")),
             )
     return entries
+
+
+def _names(names: list[ET.Element]) -> list[str]:
+    """"Given-names Surname" of each ``<name>`` that has a surname."""
+    return [" ".join(filter(None, (text_of(name.find("given-names")), text_of(name.find("surname")))))
+            for name in names if text_of(name.find("surname"))]
 
 
 def _raw_citation(citation: ET.Element) -> str | None:

@@ -58,6 +58,15 @@ def text_of(element: ET.Element | None) -> str:
     return " ".join("".join(element.itertext()).split()) if element is not None else ""
 
 
+def paragraphs_text(element: ET.Element | None) -> str:
+    """The text of an element made of paragraphs (an abstract), one space between paragraphs, so
+    that titles and paragraphs do not run together ("" for None)."""
+    if element is None:
+        return ""
+    paragraphs = [text for p in element.iter() if local_name(p) == "p" and (text := text_of(p))]
+    return " ".join(paragraphs) if paragraphs else text_of(element)
+
+
 def read_xml_files(
     shard: Shard, convert: Callable[[ET.Element, str, Shard], Paper]
 ) -> Iterator[Paper | BadRecord]:

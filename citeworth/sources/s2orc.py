@@ -10,7 +10,11 @@ Three layouts of one schema:
 - 20210101: flat, with a small ``metadata{title, authors, year}``.
 
 One release folder of single-paper files is one shard. An optional metadata JSONL in the
-20200705 metadata format (keyed by ``paper_id``) supplies MAG fields and the filter facts.
+20200705 metadata format (keyed by ``paper_id``) supplies MAG fields and the filter facts. The
+abstract comes from the parse; authors and ids from the file's ``metadata`` (a numeric ``paper_id``
+is the Semantic Scholar corpus id); bibliography entries carry author surnames, ``other_ids`` and
+their ``link`` (the cited paper's corpus id). Citation spans without a link are resolved by
+core/anchors.py.
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ import re
 from collections.abc import Iterator
 from pathlib import Path
 
+from citeworth.core.anchors import resolve_citations
 from citeworth.core.paper import BibEntry, Paper, Paragraph
 from citeworth.sources.base import BadRecord, RecordError, Shard, bad_record
 from citeworth.sources.facts import (
@@ -26,6 +31,7 @@ from citeworth.sources.facts import (
     PaperFacts,
     agree,
     first_present,
+    identifiers,
     one_line,
     paper_id_of,
     paper_metadata,
@@ -43,6 +49,7 @@ _REF_PREFIX_KINDS = {"FIGREF": "figure", "TABREF": "table", "EQREF": "formula", 
 # Unresolved references (ref_id null) named by their surface text: "(Figure 3", "Table 2", "Eq. 4".
 _REF_WORDS = re.compile(r"^\W*(fig|tab|eq)", re.IGNORECASE)
 _REF_WORD_KINDS = {"fig": "figure", "tab": "table", "eq": "formula"}
+_ID_KEYS = ("doi", "arxiv_id", "pubmed_id", "pmc_id")
 
 
 def read(shard: Shard) -> Iterator[Paper | BadRecord]:
@@ -76,9 +83,10 @@ def paper_from_s2orc(record: dict, facts: PaperFacts | None, shard: Shard) -> Pa
     if not isinstance(body, list):
         raise RecordError("missing_key:body_text", f"{paper_id} has no body_text list")
     ref_entries = parse.get("ref_entries") or {}
-    paragraphs = [_paragraph(block, ref_entries, f"{paper_id} body_text[{index}]")
-                  for index, block in enumerate(body)]
     bib_entries = _bib_entries(parse.get("bib_entries") or {}, paper_id)
+    paragraphs = resolve_citations([_paragraph(block, ref_entries, f"{paper_id} body_text[{index}]")
+                                    for index, block in enumerate(body)], bib_entries)
+    abstract = _abstract(parse.get("abstract"))
     facts = facts or PaperFacts(None, (), None, None, None)
     return Paper(
         paper_id=paper_id,
@@ -91,7 +99,7 @@ def paper_from_s2orc(record: dict, facts: PaperFacts | None, shard: Shard) -> Pa
         shard=shard.name,
         metadata=paper_metadata(
             field_scheme="mag",
-            has_abstract=agree(bool(parse.get("abstract")), facts.has_abstract),
+            has_abstract=agree(bool(abstract), facts.has_abstract),
             has_body_text=agree(bool(paragraphs), facts.has_body_text),
             has_bib_entries=agree(bool(bib_entries), facts.has_bib_entries),
             has_ref_entries=agree(bool(ref_entries), facts.has_ref_entries),
@@ -99,7 +107,28 @@ def paper_from_s2orc(record: dict, facts: PaperFacts | None, shard: Shard) -> Pa
             venue_id=facts.venue_id or first_present(*(file_meta.get(key) for key in VENUE_KEYS)),
             year=facts.year or parse_year(file_meta.get("year")),
         ),
+        ids=identifiers([*((key, file_meta.get(key)) for key in _ID_KEYS),
+                         ("s2", paper_id if paper_id.isdigit() else None)]),
+        abstract=abstract,
+        authors=tuple(name for author in file_meta.get("authors") or [] if (name := _name(author))),
     )
+
+
+def _abstract(value) -> str | None:
+    """The abstract's text: a string, or a list of ``{"text": ...}`` paragraphs."""
+    if isinstance(value, list):
+        value = " ".join(block["text"] for block in value if isinstance(block, dict)
+                         and isinstance(block.get("text"), str))
+    return one_line(value)
+
+
+def _name(author) -> str | None:
+    """"First Middle Last" of an S2ORC author object."""
+    if not isinstance(author, dict):
+        return None
+    middle = author.get("middle") if isinstance(author.get("middle"), list) else []
+    parts = (author.get("first"), *middle, author.get("last"))
+    return one_line(" ".join(str(part) for part in parts if part))
 
 
 def _parse_and_metadata(record: dict, paper_id: str) -> tuple[dict, dict]:
@@ -151,10 +180,16 @@ def _bib_entries(entries: dict, paper_id: str) -> dict[str, BibEntry]:
     result = {}
     for key, entry in entries.items():
         entry = entry if isinstance(entry, dict) else {}
+        link = first_present(entry.get("link"), entry.get("links"))
+        other_ids = entry.get("other_ids") if isinstance(entry.get("other_ids"), dict) else {}
+        authors = entry.get("authors") if isinstance(entry.get("authors"), list) else []
         result[str(key)] = BibEntry(
             ref_id=str(key),
             title=one_line(entry.get("title")),
             year=parse_year(entry.get("year")),
-            link=first_present(entry.get("link"), entry.get("links")),
+            link=link,
+            authors=tuple(a["last"].strip() for a in authors
+                          if isinstance(a, dict) and isinstance(a.get("last"), str) and a["last"].strip()),
+            ids=identifiers([*other_ids.items(), ("s2", link if link and link.isdigit() else None)]),
         )
     return result

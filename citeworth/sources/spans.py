@@ -48,7 +48,8 @@ def raw_span(item: Any, kind: str, where: str) -> RawSpan:
 
 
 def make_paragraph(
-    text: str, section: str, spans: Iterable[RawSpan], where: str, sec_number: str | None = None
+    text: str, section: str, spans: Iterable[RawSpan], where: str, sec_number: str | None = None,
+    headings: tuple[str, ...] = (),
 ) -> Paragraph:
     placed = place(text, spans, where)
     for before, after in itertools.pairwise(placed):
@@ -57,7 +58,8 @@ def make_paragraph(
     cites = tuple(CitationSpan(s.start, s.end, text[s.start:s.end], s.ref_id)
                   for s in placed if s.kind == CITE)
     refs = tuple((s.start, s.end, s.kind) for s in placed if s.kind != CITE)
-    return Paragraph(text=text, section=section, cite_spans=cites, ref_spans=refs, sec_number=sec_number)
+    return Paragraph(text=text, section=section, cite_spans=cites, ref_spans=refs, sec_number=sec_number,
+                     headings=headings if len(headings) > 1 else ())
 
 
 def place(text: str, spans: Iterable[RawSpan], where: str) -> list[RawSpan]:

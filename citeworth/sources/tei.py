@@ -1,11 +1,15 @@
-"""GROBID TEI XML (``.tei.xml``): one PDF's parse per file; the paper id is the file's stem.
+"""GROBID TEI XML (``.tei.xml``, or the official client's ``.grobid.tei.xml``): one PDF's parse per
+file; the paper id is the file's stem.
 
 Body paragraphs are the ``<p>``s of ``<text><body>``'s ``<div>``s, in document order; a
 paragraph's section is its ``<div>``'s ``<head>`` ("" for a div without one), or, when the head
 is numbered ``n="2.1"``, the title of the div numbered "2" (GROBID writes sections as flat
 sibling divs). Citations are ``<ref type="bibr" target="#b3">`` (ref id "b3"); figure, table,
 formula and footnote ``<ref>``s and inline ``<formula>``s are ``ref_spans`` (see markup.py). The
-bibliography is ``<listBibl><biblStruct xml:id>``.
+bibliography is ``<listBibl><biblStruct xml:id>`` (title, year, raw reference, author surnames, DOI /
+arXiv / PubMed ids). Citations GROBID left without a target, or printed as a range over two
+``<ref>``s ("[1]–[4]"), are resolved by number or by surname + year (core/anchors.py). The header
+gives the paper's abstract, authors and identifiers.
 
 TEI does not know fields of study. ``metadata`` may name a JSONL whose rows are S2ORC-style
 metadata rows (``mag_field_of_study``, ``year``, ``journal`` / ``venue``, ``has_inbound_citations``,
@@ -20,12 +24,14 @@ import xml.etree.ElementTree as ET
 from collections.abc import Iterator
 from pathlib import Path
 
+from citeworth.core.anchors import resolve_citations
 from citeworth.core.paper import BibEntry, Paper, Paragraph
 from citeworth.sources.base import BadRecord, RecordError, Shard
 from citeworth.sources.facts import (
     PaperFacts,
     agree,
     first_present,
+    identifiers,
     one_line,
     paper_metadata,
     parse_year,
@@ -40,6 +46,7 @@ from citeworth.sources.markup import (
     Markup,
     flatten,
     local_name,
+    paragraphs_text,
     read_xml_files,
     require_root,
     text_of,
@@ -50,6 +57,8 @@ TEI = "http://www.tei-c.org/ns/1.0"
 NS = {"t": TEI}
 XML_ID = "{http://www.w3.org/XML/1998/namespace}id"
 STEM_KEY = "file_stem"
+# File name endings of GROBID output, longest first: the official client writes ``.grobid.tei.xml``.
+SUFFIXES = (".grobid.tei.xml", ".tei.xml", ".xml")
 
 _REF_KINDS = {"figure": "figure", "table": "table", "formula": "formula", "foot": "footnote",
               "section": "section"}
@@ -66,9 +75,10 @@ def read(shard: Shard) -> Iterator[Paper | BadRecord]:
 
 
 def stem(path: str) -> str:
-    """The file name without ``.tei.xml`` (or ``.xml``): the paper id and the metadata key."""
+    """The file name without ``.grobid.tei.xml``, ``.tei.xml`` or ``.xml``: the paper id and the
+    metadata key."""
     name = Path(path).name
-    return name.removesuffix(".xml").removesuffix(".tei")
+    return next((name.removesuffix(suffix) for suffix in SUFFIXES if name.endswith(suffix)), name)
 
 
 def _row_stem(row: dict) -> str:
@@ -83,10 +93,12 @@ def paper_from_tei(root: ET.Element, path: str, shard: Shard, facts: PaperFacts 
     body = root.find("t:text/t:body", NS)
     if body is None:
         raise RecordError("missing_key:body", f"{Path(path).name} has no <text><body>")
-    paragraphs = list(_paragraphs(body, paper_id))
     bib_entries = _bib_entries(root)
+    paragraphs = resolve_citations(list(_paragraphs(body, paper_id)), bib_entries)
     header = root.find("t:teiHeader/t:fileDesc", NS)
     header = header if header is not None else ET.Element("fileDesc")
+    source = header.find("t:sourceDesc/t:biblStruct", NS)
+    abstract = paragraphs_text(root.find("t:teiHeader/t:profileDesc/t:abstract", NS))
     facts = facts or _EMPTY_FACTS
     return Paper(
         paper_id=paper_id,
@@ -99,8 +111,7 @@ def paper_from_tei(root: ET.Element, path: str, shard: Shard, facts: PaperFacts 
         shard=shard.name,
         metadata=paper_metadata(
             field_scheme="mag",
-            has_abstract=agree(bool(text_of(root.find("t:teiHeader/t:profileDesc/t:abstract", NS))),
-                               facts.has_abstract),
+            has_abstract=agree(bool(abstract), facts.has_abstract),
             has_body_text=agree(bool(paragraphs), facts.has_body_text),
             has_bib_entries=agree(bool(bib_entries), facts.has_bib_entries),
             has_ref_entries=agree(root.find("t:text//t:figure", NS) is not None, facts.has_ref_entries),
@@ -108,7 +119,25 @@ def paper_from_tei(root: ET.Element, path: str, shard: Shard, facts: PaperFacts 
             venue_id=facts.venue_id or _venue(header),
             year=facts.year or _year(header),
         ),
+        ids=_ids(source),
+        abstract=abstract or None,
+        authors=_authors(source),
     )
+
+
+def _ids(bibl: ET.Element | None) -> dict[str, str]:
+    """DOI, arXiv, PubMed and PMC ids of a ``<biblStruct>`` (``<idno type="DOI">`` ...)."""
+    return identifiers((idno.get("type"), text_of(idno)) for idno in bibl.iter(f"{{{TEI}}}idno")) \
+        if bibl is not None else {}
+
+
+def _authors(bibl: ET.Element | None) -> tuple[str, ...]:
+    """"Forename(s) Surname" of each author of the paper's own ``<biblStruct>``."""
+    names = []
+    for person in bibl.iterfind("t:analytic/t:author/t:persName", NS) if bibl is not None else ():
+        if surname := text_of(person.find("t:surname", NS)):
+            names.append(" ".join([*(text_of(f) for f in person.findall("t:forename", NS)), surname]))
+    return tuple(names)
 
 
 def _venue(header: ET.Element) -> str | None:
@@ -134,7 +163,9 @@ def _paragraphs(body: ET.Element, paper_id: str) -> Iterator[Paragraph]:
         text, spans = flatten(element, _classify)
         if text:
             title, number = _section(head, titles)
-            yield make_paragraph(text, title, spans, f"{paper_id} body p[{index}]", sec_number=number)
+            own = text_of(head)
+            yield make_paragraph(text, title, spans, f"{paper_id} body p[{index}]", sec_number=number,
+                                 headings=(title, own) if own and own != title else ())
 
 
 def _body_paragraphs(
@@ -192,11 +223,16 @@ def _bib_entries(root: ET.Element) -> dict[str, BibEntry]:
             continue
         title = text_of(bibl.find("t:analytic/t:title", NS)) or text_of(bibl.find("t:monogr/t:title", NS))
         date = bibl.find("t:monogr/t:imprint/t:date", NS)
+        authors = bibl.findall("t:analytic/t:author/t:persName/t:surname", NS) or \
+            bibl.findall("t:monogr/t:author/t:persName/t:surname", NS)
+        ids = _ids(bibl)
         entries[ref_id] = BibEntry(
             ref_id=ref_id,
             title=one_line(title),
-            year=parse_year(date.get("when")) if date is not None else None,
+            year=parse_year(date.get("when") or text_of(date)) if date is not None else None,
             raw=one_line(text_of(bibl.find("t:note[@type='raw_reference']", NS))),
-            link=first_present(*(text_of(idno) for idno in bibl.iterfind(".//t:idno[@type='DOI']", NS))),
+            link=ids.get("doi"),
+            authors=tuple(name for surname in authors if (name := text_of(surname))),
+            ids=ids,
         )
     return entries

@@ -5,7 +5,9 @@ Citations are ``{{cite:ID}}`` placeholders with ``cite_spans``; formulas, figure
 turned into a span, so none reaches curation as plain text. A paragraph's section is the title of
 its top-level section (see ``top_level_sections``): by number when ``sec_number`` is dotted ("2.1"
 -> the section numbered "2"), else the ``section`` block it follows in the document, since many
-papers number subsections "1", "2", ... again inside each section.
+papers number subsections "1", "2", ... again inside each section. The paper's ids are its arXiv id
+(and DOI); bibliography entries keep the raw reference and the ids unarXive matched (no title or
+authors: unarXive does not parse references).
 """
 
 from __future__ import annotations
@@ -16,7 +18,15 @@ from collections.abc import Iterator
 
 from citeworth.core.paper import BibEntry, Paper, Paragraph
 from citeworth.sources.base import BadRecord, RecordError, Shard
-from citeworth.sources.facts import first_present, one_line, paper_id_of, paper_metadata, parse_year, unique
+from citeworth.sources.facts import (
+    first_present,
+    identifiers,
+    one_line,
+    paper_id_of,
+    paper_metadata,
+    parse_year,
+    unique,
+)
 from citeworth.sources.lines import iter_papers
 from citeworth.sources.spans import CITE, RawSpan, make_paragraph, place, raw_span
 
@@ -61,7 +71,18 @@ def paper_from_record(record: dict, shard: Shard) -> Paper:
             venue_id=first_present(meta.get("journal-ref"), paper_id),
             year=_arxiv_year(meta),
         ),
+        ids=identifiers([("arxiv", paper_id), ("doi", meta.get("doi"))]),
+        abstract=_abstract_text(record) or one_line(meta.get("abstract")),
+        authors=_authors(meta),
     )
+
+
+def _authors(meta: dict) -> tuple[str, ...]:
+    """"First Last" from arXiv's ``authors_parsed`` ([last, first, suffix] lists)."""
+    parsed = meta.get("authors_parsed") if isinstance(meta.get("authors_parsed"), list) else []
+    names = (one_line(" ".join(str(p) for p in (a[1], a[0]) if p)) for a in parsed
+             if isinstance(a, list) and len(a) >= 2)
+    return tuple(name for name in names if name)
 
 
 def top_level_sections(body: list[dict]) -> list[str]:
@@ -115,7 +136,9 @@ def _paragraph(block: dict, section: str, ref_entries: dict, where: str) -> Para
     spans += [_ref_span(item, ref_entries, where) for item in _list(block, "ref_spans", where)]
     placed = place(text, spans, where)
     placed += _unspanned_placeholders(text, placed)
-    return make_paragraph(text, section, placed, where, sec_number=_number(block) or None)
+    own = _title(block)
+    return make_paragraph(text, section, placed, where, sec_number=_number(block) or None,
+                          headings=(section, own) if own and own != section else ())
 
 
 def _ref_span(item: dict, ref_entries: dict, where: str) -> RawSpan:
@@ -144,7 +167,8 @@ def _bib_entries(entries: dict) -> dict[str, BibEntry]:
         entry = entry if isinstance(entry, dict) else {}
         ids = entry.get("ids") if isinstance(entry.get("ids"), dict) else {}
         link = first_present(ids.get("arxiv_id"), ids.get("doi"), ids.get("open_alex_id"))
-        result[str(key)] = BibEntry(ref_id=str(key), raw=entry.get("bib_entry_raw"), link=link)
+        result[str(key)] = BibEntry(ref_id=str(key), raw=entry.get("bib_entry_raw"), link=link,
+                                    ids=identifiers(ids.items()))
     return result
 
 

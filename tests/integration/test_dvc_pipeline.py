@@ -1,7 +1,8 @@
 """``dvc repro`` over the real stages on the embedded demo, in a fresh clone; remotes; experiments.
 
-One module-wide build (``dvc repro validate``: download -> curate (+ baseline) -> assemble
-(+ baseline) -> validate); the tests then check that DVC sees it as reproducible and versionable.
+One module-wide build (``dvc repro validate related_work``: download -> curate (+ baseline) ->
+assemble (+ baseline) -> validate, and related_work); the tests then check that DVC sees it as
+reproducible and versionable.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ import time
 import pytest
 import yaml
 from dvc_workspace import (
-    DATASET_TARGET,
+    DATASET_TARGETS,
     dvc,
     git,
     locked_hashes,
@@ -34,7 +35,7 @@ pytestmark = pytest.mark.slow
 @pytest.fixture(scope="module")
 def built(tmp_path_factory, mirror):
     workspace, seconds = reproduced_workspace(tmp_path_factory, tmp_path_factory.mktemp("dvc_ws"))
-    print(f"dvc repro {DATASET_TARGET} on a fresh clone: {seconds:.1f} s")
+    print(f"dvc repro {' '.join(DATASET_TARGETS)} on a fresh clone: {seconds:.1f} s")
     return workspace
 
 
@@ -61,12 +62,12 @@ def test_repro_builds_the_dataset_and_locks_every_dataset_stage(built):
     locked = yaml.safe_load((built / "dvc.lock").read_text())["stages"]
     assert {name.split("@")[0] for name in locked} >= set(DATASET_STAGES)
     assert {"curate@citeworth", "curate@baseline", "assemble@citeworth", "assemble@baseline"} <= set(locked)
-    assert json.loads(dvc(built, "status", "--json", "--with-deps", DATASET_TARGET).stdout or "{}") == {}
+    assert json.loads(dvc(built, "status", "--json", "--with-deps", *DATASET_TARGETS).stdout or "{}") == {}
 
 
 def test_a_second_repro_is_a_no_op(built):
     lock = (built / "dvc.lock").read_bytes()
-    out = dvc(built, "repro", DATASET_TARGET).stdout
+    out = dvc(built, "repro", *DATASET_TARGETS).stdout
     for stage in locked_stages(built, list(DATASET_STAGES)):
         assert f"Stage '{stage}' didn't change, skipping" in out
     assert (built / "dvc.lock").read_bytes() == lock
@@ -134,7 +135,7 @@ def test_push_to_s3_wipe_the_cache_and_pull_back(built, s3_server):
     bucket = dvc(built, "config", "remote.s3.url").stdout.strip().removeprefix("s3://").split("/")[0]
     create = f"import boto3; boto3.client('s3').create_bucket(Bucket='{bucket}')"
     subprocess.run([sys.executable, "-c", create], env=env, check=True)
-    dataset = ["--with-deps", DATASET_TARGET]  # the part of the pipeline this module built
+    dataset = ["--with-deps", *DATASET_TARGETS]  # the part of the pipeline this module built
     dvc(built, "push", "--remote", "s3", *dataset, env=env)
     before = locked_hashes(built, list(DATASET_STAGES))
     shutil.rmtree(built / ".dvc" / "cache")

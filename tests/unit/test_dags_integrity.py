@@ -41,7 +41,8 @@ def test_dataset_dag_maps_curation_over_shards_and_versions_last(dag_facts):
     assert "download" in tasks["plan_curate"]["upstream"]  # shards are globbed after the files land
     assert tasks["assemble"]["upstream"] == ["curate_shard"]
     assert tasks["validate"]["upstream"] == ["assemble", "assemble_baseline"]
-    assert tasks["version"]["upstream"] == ["resolve_release", "validate"]  # its XComArgs and the gate
+    assert tasks["related_work"]["upstream"] == ["download"]  # the same raw papers as curate
+    assert tasks["version"]["upstream"] == ["related_work", "resolve_release", "validate"]
     assert tasks["version"]["outlets"] == ["citeworth_dataset"]
 
 

@@ -72,3 +72,23 @@ def test_compose_refuses_to_start_without_secrets(tmp_path):
     done = _config(env_file)
     assert done.returncode != 0
     assert "docker/.env" in done.stderr  # the message says where the secret belongs
+
+
+def test_grobid_profile_pins_its_image_binds_loopback_and_checks_isalive(mirror):
+    """Read without a compose client: the service the pdf2tei stage's default URL expects. Its
+    health check runs here against the recorded GROBID (tests/grobid_server.py) on another port."""
+    from grobid_server import RecordedGrobid
+
+    from citeworth.pdf.grobid import DEFAULT_URL
+
+    grobid = yaml.safe_load(COMPOSE.read_text())["services"]["grobid"]
+    assert grobid["profiles"] == ["grobid"]
+    image, _, tag = grobid["image"].partition(":")
+    assert image in {"lfoppiano/grobid", "grobid/grobid"} and re.fullmatch(r"\d+\.\d+\.\d+", tag)
+    assert grobid["ports"] == ["127.0.0.1:8070:8070"] and DEFAULT_URL == "http://localhost:8070"
+    check = grobid["healthcheck"]["test"]
+    assert check[:2] == ["CMD", "bash"] and "/api/isalive" in check[-1]
+    with RecordedGrobid(mirror) as server:
+        command = ["bash", "-c", check[-1].replace("/8070", f"/{server.url.rsplit(':', 1)[1]}")]
+        assert subprocess.run(command, timeout=30).returncode == 0
+    assert subprocess.run(command, capture_output=True, timeout=30).returncode != 0  # nothing listens now

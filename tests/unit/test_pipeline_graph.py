@@ -147,7 +147,7 @@ def test_a_code_change_reruns_the_stages_that_import_it_and_only_those():
     assert importing == {"train", "domains"}
     importing = {stage for stage in STAGES
                  if "citeworth.sources.jats" in imported_modules(STAGES[stage].partition(":")[0])}
-    assert importing == {"curate", "curate_baseline", "validate"}
+    assert importing == {"curate", "curate_baseline", "related_work", "validate"}
 
 
 # --- the DAGs have dvc.yaml's graph -----------------------------------------------------------------
@@ -159,7 +159,8 @@ TASK_STAGES = {
     "citeworth_dataset": {"download": "download", "plan_curate": "curate@citeworth",
                           "curate_shard": "curate@citeworth", "plan_curate_baseline": "curate@baseline",
                           "curate_baseline_shard": "curate@baseline", "assemble": "assemble@citeworth",
-                          "assemble_baseline": "assemble@baseline", "validate": "validate"},
+                          "assemble_baseline": "assemble@baseline", "validate": "validate",
+                          "related_work": "related_work"},
     "citeworth_models": {"plan_models": "train", "train_model": "train", "plan_cells": "domains",
                          "domain_cell": "domains", "domains": "domains", "transfer": "transfer",
                          "report": "report"},

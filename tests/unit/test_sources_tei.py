@@ -138,3 +138,44 @@ def test_malformed_and_foreign_xml_is_quarantined(tmp_path, mirror):
         ("file a.tei.xml", "malformed_xml"), ("file b.tei.xml", "unexpected_root"),
         ("file c.tei.xml", "missing_key:body")]
     assert good.paper_id == "d" and len(good.paragraphs) == 19
+
+
+def test_header_and_bibliography_give_ids_abstract_authors_and_surnames(papers):
+    fes = papers[FES]
+    assert fes.ids == {"doi": "10.1186/s12984-016-0129-6"}
+    assert fes.authors[:2] == ("Cristiano De Marchis", "Thiago Santos Monteiro")
+    assert fes.abstract.startswith("Background: Functional Electrical Stimulation (FES) is increasingly")
+    first = fes.bib_entries["b0"]
+    assert (first.authors, first.year) == (("Quandt", "Hummel"), 2014)
+    assert first.ids == {"doi": "10.1186/2040-7378-6-9"}
+
+
+RESOLVING = """<TEI xmlns="http://www.tei-c.org/ns/1.0"><teiHeader><fileDesc><titleStmt><title>T</title>
+</titleStmt><sourceDesc><biblStruct><analytic><author><persName><forename>Ada</forename>
+<surname>Lovelace</surname></persName></author></analytic><idno type="arXiv">arXiv:2101.00001v2</idno>
+<idno type="DOI">10.1/ABC</idno></biblStruct></sourceDesc></fileDesc><profileDesc><abstract><div><head>Aim
+</head><p>First part.</p><p>Second part.</p></div></abstract></profileDesc></teiHeader><text><body><div>
+<head n="2">Related Work</head><p>Split <ref type="bibr" target="#b2">[3,</ref><ref type="bibr"
+target="#b3">4]</ref>, ranged <ref type="bibr" target="#b0">[1]</ref>-<ref type="bibr" target="#b3">[4]</ref>,
+unlinked <ref type="bibr">[5]</ref> and <ref type="bibr">(Smith et al., 2010)</ref>.</p></div></body><back>
+<div type="references"><listBibl>{entries}</listBibl></div></back></text></TEI>"""
+ENTRY = ('<biblStruct xml:id="b{i}"><analytic><title level="a">Paper {i}</title><author><persName>'
+         '<surname>{surname}</surname></persName></author></analytic><monogr><imprint>'
+         '<date type="published" when="{year}"/></imprint></monogr>{idno}</biblStruct>')
+
+
+def test_grobid_callouts_ranges_and_unlinked_refs_resolve_like_s2orc_doc2json(tmp_path):
+    """Split callouts, a range over two refs, refs without a target (by number, by surname + year),
+    the official client's .grobid.tei.xml name, and the header's ids, authors and abstract."""
+    bib = "".join(ENTRY.format(i=i, surname="Smith" if i == 4 else f"Author{i}", year=2000 + 10 * (i == 4),
+                               idno='<idno type="PMID">123</idno>' if i == 0 else "") for i in range(5))
+    (tmp_path / "paper.grobid.tei.xml").write_text(RESOLVING.format(entries=bib))
+    [paper] = read_all(discover_shards("tei", str(tmp_path / "*.tei.xml")))
+    assert paper.paper_id == "paper"
+    assert paper.ids == {"arxiv": "2101.00001", "doi": "10.1/abc"} and paper.authors == ("Ada Lovelace",)
+    assert paper.abstract == "First part. Second part."
+    assert paper.bib_entries["b0"].ids == {"pmid": "123"} and paper.bib_entries["b4"].authors == ("Smith",)
+    [paragraph] = paper.paragraphs
+    assert [(s.text, s.ref_ids) for s in paragraph.cite_spans] == [
+        ("[3,", ("b2",)), ("4]", ("b3",)), ("[1]", ("b0",)), ("-[4]", ("b1", "b2", "b3")),
+        ("[5]", ("b4",)), ("(Smith et al., 2010)", ("b4",))]

@@ -1,0 +1,129 @@
+"""The related_work stage: the readers' Papers -> Kobayashi et al.'s related-work dataset.
+
+Reads the same inputs as curate (any reader), finds each paper's related-work section
+(sections.py), splits it into sentences with the curation's splitter and maps every citation
+anchor to its bibliography entry (record.py; links, else numbers, else surname + year), then fills
+in cited abstracts from the corpus itself, else from the optional lookup (lookup.py).
+
+Outputs: ``out_path`` (one record a line, sorted by paper id), ``quarantine.jsonl`` beside it (the
+records a reader could not read, with their reasons), and ``stats_path`` + its ``.md`` (per source).
+The corpus index and the records wait in a SQLite file beside the output until the corpus is read,
+so memory stays flat however large the corpus.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import shutil
+import sqlite3
+import tempfile
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from tqdm import tqdm
+
+from citeworth.core.io import atomic_write, dumps, write_json, write_text
+from citeworth.corpora.related_work.lookup import CorpusIndex, LookupParams, OnlineLookup
+from citeworth.corpora.related_work.record import fill_abstracts, paper_record
+from citeworth.corpora.related_work.sections import DEFAULT_TITLES, SectionFinder
+from citeworth.corpora.related_work.stats import RelatedWorkStats, markdown
+from citeworth.curate.sentences import SentenceSplitter
+from citeworth.sources import BadRecord, InputSpec, discover_shards, read_shard
+
+log = logging.getLogger(__name__)
+_WORK_PREFIX = ".related_work-"
+
+
+@dataclass
+class RelatedWorkParams:
+    inputs: list[InputSpec]
+    out_path: Path = Path("data/related_work/related_work.jsonl")
+    stats_path: Path = Path("reports/related_work_stats.json")  # and the same name with .md
+    # Section titles (regular expressions on the normalised title, earlier ones preferred).
+    titles: list[str] = field(default_factory=lambda: list(DEFAULT_TITLES))
+    spacy_model: str | None = None  # as curate.rules.spacy_model: null = scispacy tokenizer + pysbd
+    lookup: LookupParams = field(default_factory=LookupParams)
+
+
+def related_work(params: RelatedWorkParams) -> dict:
+    out_path = Path(params.out_path)
+    out_path.parent.mkdir(parents=True, exist_ok=True)
+    for stale in out_path.parent.glob(f"{_WORK_PREFIX}*"):  # left by a killed run
+        shutil.rmtree(stale, ignore_errors=True)
+    stats = RelatedWorkStats()
+    lookup = OnlineLookup(params.lookup)
+    with tempfile.TemporaryDirectory(dir=out_path.parent, prefix=_WORK_PREFIX) as work:
+        corpus = CorpusIndex(Path(work) / "corpus.sqlite")
+        pending = _Pending(Path(work) / "records.sqlite")
+        try:
+            _read(params, corpus, pending, stats, out_path.parent / "quarantine.jsonl")
+            with atomic_write(out_path) as out:
+                for record in pending.sorted():
+                    origins: dict[str, str] = {}
+                    finished = fill_abstracts(record, _finder(corpus, lookup, origins))
+                    stats.record(record, finished, origins)
+                    out.write(dumps(finished) + "\n")
+        finally:
+            corpus.close()
+            pending.close()
+    summary = stats.to_dict({"providers": list(params.lookup.providers), "requests": lookup.requests,
+                             "errors": lookup.errors, "duplicate_paper_ids": pending.duplicates})
+    write_json(params.stats_path, summary)
+    write_text(Path(params.stats_path).with_suffix(".md"), markdown(summary, stats.section_titles()))
+    return summary["overall"]
+
+
+def _read(params: RelatedWorkParams, corpus: CorpusIndex, pending: _Pending, stats: RelatedWorkStats,
+          quarantine_path: Path) -> None:
+    finder = SectionFinder(params.titles)
+    splitter = SentenceSplitter(params.spacy_model)
+    shards = [shard for spec in params.inputs
+              for shard in discover_shards(spec.reader, spec.glob, spec.metadata, spec.release)]
+    with atomic_write(quarantine_path) as quarantine, tqdm(shards, desc="related_work", unit="shard") as bar:
+        for shard in bar:
+            for item in read_shard(shard):
+                if isinstance(item, BadRecord):
+                    stats.bad_record(shard.reader)
+                    quarantine.write(dumps(asdict(item)) + "\n")
+                    continue
+                stats.paper(item.source)
+                corpus.add(item)
+                if record := paper_record(item, finder, splitter.split):
+                    pending.add(record)
+
+
+def _finder(corpus: CorpusIndex, lookup: OnlineLookup, origins: dict[str, str]):
+    """``find(cited)`` for fill_abstracts: the corpus first, then the lookup; notes each origin."""
+    def find(cited: dict):
+        for origin, source in (("corpus", corpus.find), ("lookup", lookup.find if lookup.enabled else None)):
+            found = source(cited) if source else None
+            if found:
+                if found[1]:
+                    origins[cited["ref_id"]] = origin
+                return found
+        return None
+    return find
+
+
+class _Pending:
+    """Records waiting for the whole corpus to be indexed, kept on disk and read back by paper id."""
+
+    def __init__(self, path: Path):
+        self.db = sqlite3.connect(path)
+        self.db.execute("CREATE TABLE records (paper_id TEXT PRIMARY KEY, record TEXT)")
+        self.duplicates = 0
+
+    def add(self, record: dict) -> None:
+        added = self.db.execute("INSERT OR IGNORE INTO records VALUES (?, ?)",
+                                (record["paper_id"], json.dumps(record))).rowcount
+        if not added:
+            self.duplicates += 1
+            log.warning("related_work: paper id %s read twice; the first one is kept", record["paper_id"])
+
+    def sorted(self):
+        for (record,) in self.db.execute("SELECT record FROM records ORDER BY paper_id"):
+            yield json.loads(record)
+
+    def close(self) -> None:
+        self.db.close()
