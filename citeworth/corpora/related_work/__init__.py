@@ -1,1 +1,1 @@
-"""Kobayashi et al.'s related-work dataset: related-work sections, their citation anchors and the cited papers."""
+"""Kobayashi et al.'s related-work dataset: related-work sections, their anchors, the cited papers."""
