@@ -14,7 +14,7 @@ FATAL_REASONS = frozenset({"truncated_gzip", "corrupt_gzip"})
 class Shard:
     """One unit of parallel work: the files one reader reads together."""
 
-    reader: str  # "unarxive" | "s2orc_json" | "s2orc_legacy" | "s2_api" | "jats" | "tei"
+    reader: str  # "unarxive" | "s2orc_json" | "s2orc_legacy" | "s2_api" | "jats" | "tei" | "arxiv_latex"
     name: str  # stable, unique per reader, filesystem-safe (used for output file names)
     paths: tuple[str, ...]
     release: str  # source release (e.g. "20200705", "2023-sample", an S2 release id)
@@ -25,7 +25,7 @@ class Shard:
 class InputSpec:
     """Which reader reads which files: a params.yaml entry (curate and validate share them)."""
 
-    reader: str  # unarxive | s2orc_json | s2orc_legacy | s2_api | jats | tei
+    reader: str  # unarxive | s2orc_json | s2orc_legacy | s2_api | jats | tei | arxiv_latex
     glob: str  # files (relative to the project root) this reader reads; shards are made from them
     metadata: str | None = None  # separate metadata file (fields of study, filter facts)
     release: str | None = None  # source release recorded as provenance (default: the reader's guess)
