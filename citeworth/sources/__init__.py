@@ -42,6 +42,7 @@ from pathlib import Path
 from citeworth.core.paper import Paper
 from citeworth.sources import jats, s2_api, s2orc, s2orc_legacy, tei, unarxive
 from citeworth.sources.base import BadRecord, InputSpec, Shard
+from citeworth.sources.latex import files as latex_files
 from citeworth.sources.latex import reader as latex_reader
 
 __all__ = ["BadRecord", "InputSpec", "READERS", "Shard", "discover_shards", "read_shard"]
@@ -167,14 +168,21 @@ def _arxiv_latex(matches: list[str], metadata: str | None, release: str | None) 
         if os.path.isdir(path):
             paths = tuple(sorted(str(p) for p in Path(path).rglob("*") if p.is_file()))
             if paths:
-                shards.append(Shard("arxiv_latex", _safe(Path(path).name), paths, release or "unversioned",
-                                    metadata_file))
+                shards.append(Shard("arxiv_latex", _folder_shard_name(Path(path)), paths,
+                                    release or "unversioned", metadata_file))
             continue
         month = _BULK_TAR.match(Path(path).name)
         shard_release = release or (month.group(1) if month else _release_dir(path) or "unversioned")
         shards.append(Shard("arxiv_latex", _safe(_stem(path).removesuffix(".tar")), (path,), shard_release,
                             metadata_file))
     return shards
+
+
+def _folder_shard_name(folder: Path) -> str:
+    """A folder's name, with its parent's before a generic one (``minimap2/tex`` -> ``minimap2_tex``)."""
+    if folder.name.lower() in latex_files.GENERIC_FOLDERS:
+        return _safe(f"{folder.parent.name}_{folder.name}")
+    return _safe(folder.name)
 
 
 _DISCOVER = {

@@ -7,7 +7,8 @@ from dataclasses import dataclass
 RAW_CHARS = 500  # how much of an offending input a BadRecord keeps
 
 # Reasons that end a shard: nothing after them can be read.
-FATAL_REASONS = frozenset({"truncated_gzip", "corrupt_gzip"})
+FATAL_REASONS = frozenset({"truncated_gzip", "corrupt_gzip", "corrupt_tar"})
+MEMBER_PREFIX = "member "  # BadRecord.location of one member of an archive
 
 
 @dataclass(frozen=True)
@@ -43,7 +44,8 @@ class BadRecord:
 
     @property
     def fatal(self) -> bool:
-        return self.reason in FATAL_REASONS
+        # A broken member of an archive (one paper of an arXiv bulk tar) ends only that record.
+        return self.reason in FATAL_REASONS and not self.location.startswith(MEMBER_PREFIX)
 
 
 class RecordError(ValueError):
