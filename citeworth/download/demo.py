@@ -57,7 +57,8 @@ def plan_demo(params: DownloadParams, net: Network) -> Plan:
     if mirror is not None:
         files = _from_mirror(files, mirror)
     transports = {"http": HttpTransport(http_session(net), net.timeout), "file": LocalTransport()}
-    metadata = InlineFile(LATEX_METADATA_PATH, f"citeworth:{LATEX_METADATA.name}", LATEX_METADATA.read_bytes())
+    metadata = InlineFile(LATEX_METADATA_PATH, f"citeworth:{LATEX_METADATA.name}",
+                          LATEX_METADATA.read_bytes())
     return Plan(DEMO_RELEASE, files, transports, [metadata])
 
 

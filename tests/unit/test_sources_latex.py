@@ -67,9 +67,15 @@ BIB = r"""@article{alpha, title={The {Alpha} Paper}, author={Smith, Ann and Jone
 
 
 def project() -> dict[str, bytes]:
-    return {"main.tex": MAIN.encode(), "sections/method.tex": METHOD.encode(),
-            "sections/deeper.tex": DEEPER.encode(), "_old-main.tex": STALE.encode(), "refs.bib": BIB.encode(),
-            "figure.png": b"\x89PNG\r\n\x1a\n\0\0", "._main.tex": b"\0\x05\x16\x07 AppleDouble"}
+    return {
+        "main.tex": MAIN.encode(),
+        "sections/method.tex": METHOD.encode(),
+        "sections/deeper.tex": DEEPER.encode(),
+        "_old-main.tex": STALE.encode(),
+        "refs.bib": BIB.encode(),
+        "figure.png": b"\x89PNG\r\n\x1a\n\0\0",
+        "._main.tex": b"\0\x05\x16\x07 AppleDouble",
+    }
 
 
 def tar_gz(files: dict[str, bytes]) -> bytes:
@@ -148,7 +154,10 @@ def test_sections_and_numbers(doc):
     by_text = {p.text.split()[0]: p for p in doc.paragraphs}
     assert (by_text["The"].section, by_text["The"].sec_number) == ("Introduction", "1")
     assert (by_text["We"].section, by_text["We"].heading, by_text["We"].sec_number) == (
-        "Introduction", "Details", "1.1")
+        "Introduction",
+        "Details",
+        "1.1",
+    )
     assert by_text["Biblatex"].section == "Related Work" and by_text["Biblatex"].sec_number == "2"
 
 
@@ -178,14 +187,23 @@ def test_paper_resolves_keys_with_stable_ids(tmp_path):
     [paper] = read_paper_items(tmp_path / "paper")
     assert isinstance(paper, Paper) and paper.paper_id == "paper" and paper.source == "arxiv_latex"
     cites = [c for p in paper.paragraphs for c in p.cite_spans]
-    assert {c.ref_id for c in cites} == {"doi:10.1000/abc.1", "arxiv:1901.00001", "doi:10.5555/delta",
-                                         f"title:{_title_hash('Gamma Book')}", f"title:{_title_hash('Epsilon')}"}
+    assert {c.ref_id for c in cites} == {
+        "doi:10.1000/abc.1",
+        "arxiv:1901.00001",
+        "doi:10.5555/delta",
+        f"title:{_title_hash('Gamma Book')}",
+        f"title:{_title_hash('Epsilon')}",
+    }
     first = paper.paragraphs[0]
     assert "prior work {{cite:doi:10.1000/abc.1}}, {{cite:arxiv:1901.00001}}." in first.text
-    assert all(first.text[c.start:c.end] == c.text for c in first.cite_spans)
+    assert all(first.text[c.start : c.end] == c.text for c in first.cite_spans)
     alpha = paper.bib_entries["doi:10.1000/abc.1"]
-    assert (alpha.title, alpha.year, alpha.authors, alpha.ids) == ("The Alpha Paper", 2001, ("Smith", "Jones"),
-                                                                   {"doi": "10.1000/abc.1"})
+    assert (alpha.title, alpha.year, alpha.authors, alpha.ids) == (
+        "The Alpha Paper",
+        2001,
+        ("Smith", "Jones"),
+        {"doi": "10.1000/abc.1"},
+    )
     # Only cited .bib entries are references (BibTeX writes no others), captions' citations included.
     assert "title:" + _title_hash("Unused") not in paper.bib_entries
     assert "title:" + _title_hash("Captioned") in paper.bib_entries
@@ -205,13 +223,16 @@ def read_paper_items(folder, metadata=None, **kwargs) -> list:
 
 
 def test_bbl_comes_before_thebibliography_and_bib():
-    bbl = read_bbl(r"""\begin{thebibliography}{2}
+    bbl = read_bbl(
+        r"""\begin{thebibliography}{2}
 \bibitem[{Smith and Jones(2001)Smith, and Jones}]{alpha}
 Ann Smith and Bob Jones. 2001.
 \newblock The alpha paper as the bbl has it.
 \newblock \emph{Journal}, arXiv:2101.00002.
 \bibitem{other} C.~Lee. \newblock Other. \newblock {\em J.}, 2003. doi:10.1000/XYZ.
-\end{thebibliography}""", "bbl")
+\end{thebibliography}""",
+        "bbl",
+    )
     assert bbl["alpha"].ids == {"arxiv": "2101.00002"} and bbl["alpha"].authors == ("Smith", "Jones")
     assert bbl["alpha"].title == "The alpha paper as the bbl has it" and bbl["alpha"].year == 2001
     assert bbl["other"].stable_id == "doi:10.1000/xyz"
@@ -220,24 +241,34 @@ Ann Smith and Bob Jones. 2001.
 
 
 def test_biblatex_bbl_entries():
-    bbl = read_bbl(r"""\entry{knuth}{book}{}
+    bbl = read_bbl(
+        r"""\entry{knuth}{book}{}
   \name{author}{1}{}{{{}{family={Knuth},given={Donald}}}}
   \field{title}{The {\TeX}book}
   \field{year}{1984}
   \verb{doi}
   \verb 10.1000/TEXBOOK
   \endverb
-\endentry""", "bbl")
+\endentry""",
+        "bbl",
+    )
     assert bbl["knuth"].authors == ("Knuth",) and bbl["knuth"].ids == {"doi": "10.1000/texbook"}
     assert bbl["knuth"].year == 1984
 
 
 def test_inline_thebibliography_and_main_bbl_resolve(tmp_path):
-    main = (r"\documentclass{article}\begin{document}\section{A}Text \cite{k1} and \cite{k2}."
-            r"\begin{thebibliography}{9}\bibitem{k1} A. Author. \newblock Inline title. \newblock 2000."
-            r"\end{thebibliography}\end{document}")
-    write_folder(tmp_path / "p", {"p.tex": main.encode(),
-                                  "p.bbl": rb"\bibitem{k2} B. Author. \newblock From the bbl. \newblock 2001."})
+    main = (
+        r"\documentclass{article}\begin{document}\section{A}Text \cite{k1} and \cite{k2}."
+        r"\begin{thebibliography}{9}\bibitem{k1} A. Author. \newblock Inline title. \newblock 2000."
+        r"\end{thebibliography}\end{document}"
+    )
+    write_folder(
+        tmp_path / "p",
+        {
+            "p.tex": main.encode(),
+            "p.bbl": rb"\bibitem{k2} B. Author. \newblock From the bbl. \newblock 2001.",
+        },
+    )
     [paper] = read_paper_items(tmp_path / "p")
     titles = {entry.title for entry in paper.bib_entries.values()}
     assert {"Inline title", "From the bbl"} <= titles
@@ -246,42 +277,73 @@ def test_inline_thebibliography_and_main_bbl_resolve(tmp_path):
 
 def test_torture_members_in_a_bulk_tar_are_quarantined_with_reasons_and_the_shard_goes_on(tmp_path):
     good = tar_gz(project())
-    single = gzip.compress(rb"\documentclass{article}\begin{document}One file \cite{x}."
-                           rb"\begin{thebibliography}{1}\bibitem{x} X. \newblock Y. \end{thebibliography}"
-                           rb"\end{document}", mtime=0)
+    single = gzip.compress(
+        rb"\documentclass{article}\begin{document}One file \cite{x}."
+        rb"\begin{thebibliography}{1}\bibitem{x} X. \newblock Y. \end{thebibliography}"
+        rb"\end{document}",
+        mtime=0,
+    )
     shard_file = tmp_path / "arXiv_src_2212_001.tar"
-    bulk_tar(shard_file, {
-        "2212/2212.00001.gz": good,
-        "2212/2212.00002.pdf": b"%PDF-1.5 only a pdf",
-        "2212/2212.00003.gz": good[:200] + b"\0garbage" * 10,
-        "2212/2212.00004.gz": single,
-        "2212/2212.00005.gz": tar_gz({"style.sty": b"\\def\\x{}", "fig.png": b"\x89PNG"}),
-        "2212/2212.00006.gz": tar_gz({"m.tex": rb"\documentclass{article}\begin{document}\cite{a}\end{document}"}),
-    })
+    bulk_tar(
+        shard_file,
+        {
+            "2212/2212.00001.gz": good,
+            "2212/2212.00002.pdf": b"%PDF-1.5 only a pdf",
+            "2212/2212.00003.gz": good[:200] + b"\0garbage" * 10,
+            "2212/2212.00004.gz": single,
+            "2212/2212.00005.gz": tar_gz({"style.sty": b"\\def\\x{}", "fig.png": b"\x89PNG"}),
+            "2212/2212.00006.gz": tar_gz(
+                {"m.tex": rb"\documentclass{article}\begin{document}\cite{a}\end{document}"}
+            ),
+        },
+    )
     metadata = tmp_path / "meta.jsonl"
-    metadata.write_text(json.dumps({"id": "2212.00001", "categories": "cs.CL cs.LG", "title": "Meta title",
-                                    "doi": "10.1/X", "versions": [{"created": "Mon, 5 Dec 2022 10:00:00 GMT"}]})
-                        + "\n")
+    metadata.write_text(
+        json.dumps(
+            {
+                "id": "2212.00001",
+                "categories": "cs.CL cs.LG",
+                "title": "Meta title",
+                "doi": "10.1/X",
+                "versions": [{"created": "Mon, 5 Dec 2022 10:00:00 GMT"}],
+            }
+        )
+        + "\n"
+    )
     [shard] = discover_shards("arxiv_latex", str(tmp_path / "*.tar"), metadata=str(metadata))
     assert (shard.name, shard.release) == ("arXiv_src_2212_001", "2212")
     items = list(read_shard(shard))
-    outcome = {item.location if isinstance(item, BadRecord) else item.paper_id:
-               item.reason if isinstance(item, BadRecord) else "ok" for item in items}
-    assert outcome == {"2212.00001": "ok", "member 2212/2212.00002.pdf": "pdf_only",
-                       "member 2212/2212.00003.gz": "corrupt_gzip", "2212.00004": "ok",
-                       "member 2212/2212.00005.gz": "no_main_tex", "member 2212/2212.00006.gz": "no_bibliography"}
+    outcome = {
+        item.location if isinstance(item, BadRecord) else item.paper_id: item.reason
+        if isinstance(item, BadRecord)
+        else "ok"
+        for item in items
+    }
+    assert outcome == {
+        "2212.00001": "ok",
+        "member 2212/2212.00002.pdf": "pdf_only",
+        "member 2212/2212.00003.gz": "corrupt_gzip",
+        "2212.00004": "ok",
+        "member 2212/2212.00005.gz": "no_main_tex",
+        "member 2212/2212.00006.gz": "no_bibliography",
+    }
     assert not any(item.fatal for item in items if isinstance(item, BadRecord))
     paper = items[0]
-    assert (paper.title, paper.fields_of_study, paper.ids) == ("Meta title", ("cs.CL", "cs.LG"),
-                                                               {"arxiv": "2212.00001", "doi": "10.1/x"})
+    assert (paper.title, paper.fields_of_study, paper.ids) == (
+        "Meta title",
+        ("cs.CL", "cs.LG"),
+        {"arxiv": "2212.00001", "doi": "10.1/x"},
+    )
     assert paper.metadata["year"] == 2022 and paper.metadata["source_name"] == "2212.00001.gz"
     assert items[3].fields_of_study == ()  # no metadata row: curation rejects it (no_fields_of_study)
 
 
 def test_a_paper_past_its_time_limit_is_quarantined(tmp_path):
     body = "\n\n".join(f"Paragraph {i} with \\emph{{some}} text \\cite{{k{i}}}." for i in range(400))
-    write_folder(tmp_path / "slow", {"slow.tex": ("\\documentclass{article}\\begin{document}" + body +
-                                                  "\\end{document}").encode()})
+    write_folder(
+        tmp_path / "slow",
+        {"slow.tex": ("\\documentclass{article}\\begin{document}" + body + "\\end{document}").encode()},
+    )
     [item] = read_paper_items(tmp_path / "slow", time_limit=0.0)
     assert isinstance(item, BadRecord) and item.reason == "latex_timeout"
 
