@@ -22,9 +22,9 @@ from dataclasses import dataclass, field
 
 import bibtexparser
 from pylatexenc import latexwalker
-from pylatexenc.latex2text import LatexNodes2Text
 
 from citeworth.core.paper import normalise_id
+from citeworth.sources.latex.parser import node_text
 from citeworth.sources.latex.project import strip_comments
 
 log = logging.getLogger(__name__)
@@ -50,7 +50,6 @@ _BIBLIOGRAPHY_CMD = re.compile(
 )
 _NEWBLOCK = re.compile(r"\\newblock\b")
 _NON_WORD = re.compile(r"[^\w]+")
-_TEXT = LatexNodes2Text(math_mode="text", strict_latex_spaces=True)
 _MAX_TEXT = 2000
 _TRAILING = ".,;:)]}"
 
@@ -317,16 +316,16 @@ def _year(text: str) -> int | None:
 
 
 def _text(latex: str) -> str:
-    """LaTeX -> plain text on one line (accents resolved, braces and unknown macros dropped)."""
+    """LaTeX -> plain text on one line (accents resolved, braces and unknown macros dropped), node
+    by node, so one malformed macro costs its own text only."""
     if not latex:
         return ""
     try:
-        text = _TEXT.latex_to_text(latex)
-    except (latexwalker.LatexWalkerError, IndexError, AttributeError, TypeError):
-        # pylatexenc's text conversion trips over some malformed macros (\href without a text):
-        # fall back to dropping the markup
-        text = re.sub(r"\\[a-zA-Z]+|[{}\\]", "", latex)
-    return " ".join(re.sub(r"[{}\\]", "", text).split())[:_MAX_TEXT]
+        nodes = latexwalker.LatexWalker(latex, tolerant_parsing=True).get_latex_nodes()[0]
+    except latexwalker.LatexWalkerError:
+        nodes = []
+    text = "".join(node_text(node) for node in nodes) if nodes else re.sub(r"\\[a-zA-Z]+", "", latex)
+    return " ".join(re.sub(r"[{}\\]", "", text.replace("~", " ")).split())[:_MAX_TEXT]
 
 
 def _digest(text: str) -> str:

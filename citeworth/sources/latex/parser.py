@@ -346,7 +346,12 @@ DROPPED_MACROS = {
     "renewenvironment": "*{[[{{",
     "newif": "{",
     "bibitem": "[{",
+    "newcolumntype": "{[{",
+    **dict.fromkeys(["newcommand", "renewcommand", "providecommand", "DeclareRobustCommand"], "*{[[{"),
 }
+# TeX definitions pylatexenc cannot give arguments to: ``\def\x#1{...}`` skips to its body group,
+# ``\let\x\y`` / ``\let\x=\y`` skips its two control sequences.
+DEF_MACROS = frozenset({"def", "gdef", "edef", "xdef"})
 STRUCTURE_SPECS = {"title": "[{"}
 MAX_NUMBERED_LEVEL = 3  # LaTeX numbers down to \subsubsection by default
 SYMBOLS = {
@@ -576,6 +581,14 @@ class _Walker:
             node = nodes[index]
             index += 1
             self._tick()
+            if isinstance(node, latexwalker.LatexMacroNode) and node.macroname in DEF_MACROS:
+                while index < len(nodes) and not isinstance(nodes[index], latexwalker.LatexGroupNode):
+                    index += 1
+                index += 1
+                continue
+            if isinstance(node, latexwalker.LatexMacroNode) and node.macroname == "let":
+                index = _after_let(nodes, index)
+                continue
             if (
                 isinstance(node, latexwalker.LatexMacroNode)
                 and self._cite_name(node.macroname) in MULTI_CITES
@@ -600,7 +613,7 @@ class _Walker:
             self._formula(node, flat)
         elif isinstance(node, latexwalker.LatexSpecialsNode):
             text = SPECIALS.get(node.specials_chars)
-            self.out.add(text if text is not None else _node_text(node), flat, False)
+            self.out.add(text if text is not None else node_text(node), flat, False)
         elif isinstance(node, latexwalker.LatexEnvironmentNode):
             self._environment(node, origin)
         elif isinstance(node, latexwalker.LatexMacroNode):
@@ -658,7 +671,7 @@ class _Walker:
         elif (args := _last_arg_nodes(node)) and name not in _ACCENTS:
             self.walk(args, origin)
         else:
-            self.out.add(_node_text(node), flat, False)
+            self.out.add(node_text(node), flat, False)
             self._post_space(node)
 
     def _post_space(self, node) -> None:
@@ -809,7 +822,7 @@ class _Walker:
         latex = node.latex_verbatim()
         self.doc.regions.append(Region("math", flat, flat + node.len if flat == node.pos else flat))
         if not self.in_text:
-            self.out.add(_node_text(node), flat, False)
+            self.out.add(node_text(node), flat, False)
             return
         self.formula_count += 1
         formula_id = hashlib.sha1(f"{self.formula_count}:{latex}".encode()).hexdigest()[:16]
@@ -894,7 +907,20 @@ def _context(definitions: dict[str, MacroDef]):
     return db
 
 
-def _node_text(node) -> str:
+def _after_let(nodes: list, index: int) -> int:
+    """The index after ``\\let``'s two control sequences (and an ``=`` between them)."""
+    taken = 0
+    while index < len(nodes) and taken < 2:
+        node = nodes[index]
+        if isinstance(node, latexwalker.LatexMacroNode):
+            taken += 1
+        elif not (isinstance(node, latexwalker.LatexCharsNode) and node.chars.strip() in ("", "=")):
+            break
+        index += 1
+    return index
+
+
+def node_text(node) -> str:
     """pylatexenc's Unicode rendering of a symbol, accent or special; "" where it trips over a
     malformed macro (its converters index arguments that tolerant parsing left out)."""
     try:
