@@ -24,7 +24,7 @@ import bibtexparser
 from pylatexenc import latexwalker
 
 from citeworth.core.paper import normalise_id
-from citeworth.sources.latex.parser import node_text
+from citeworth.sources.latex.parser import TEXT_CONTEXT, node_text
 from citeworth.sources.latex.project import strip_comments
 
 log = logging.getLogger(__name__)
@@ -81,13 +81,12 @@ class Reference:
 class Bibliography:
     """References by key from each source, looked up in order of precedence."""
 
-    sources: list[tuple[str, dict[str, Reference]]] = field(default_factory=list)  # (origin, by key)
+    # (origin, references by key): a dict for .bbl / thebibliography, BibEntries for .bib files
+    sources: list[tuple[str, dict[str, Reference] | BibEntries]] = field(default_factory=list)
 
     def lookup(self, key: str) -> Reference | None:
-        for origin, references in self.sources:
-            found = references.get(key) if origin != "bib" else references.get(key.lower())
-            if found is None and origin != "bib":
-                found = references.get(key.lower())
+        for _, references in self.sources:
+            found = references.get(key) or references.get(key.lower())
             if found is not None:
                 return found
         return None
@@ -117,9 +116,9 @@ def load_bibliography(
         bibliography.sources.append(("bbl", read_bbl(texts[bbl], "bbl")))
     if inline:
         bibliography.sources.append(("thebibliography", read_bbl(inline, "thebibliography")))
-    bib: dict[str, Reference] = {}
+    bib = BibEntries()
     for name in _bib_files(texts, main, parse_text):
-        bib.update(read_bib(texts[name]))
+        bib.merge(read_bib(texts[name]))
     if bib:
         bibliography.sources.append(("bib", bib))
     return bibliography
@@ -235,21 +234,49 @@ def _biblatex_bbl(text: str, origin: str) -> dict[str, Reference]:
     return references
 
 
-def read_bib(text: str) -> dict[str, Reference]:
-    """A ``.bib`` file's entries by lower-cased key (bibtexparser; a broken entry is skipped)."""
+class BibEntries:
+    """A ``.bib`` file's entries by lower-cased key, turned into References only when looked up:
+    converting LaTeX to text is the slow part, and most entries of a shared ``.bib`` are never cited."""
+
+    def __init__(self) -> None:
+        self._fields: dict[str, tuple[str, dict[str, str]]] = {}
+        self._done: dict[str, Reference] = {}
+
+    def add(self, key: str, fields: dict[str, str]) -> None:
+        self._fields.setdefault(key.lower(), (key, fields))
+
+    def merge(self, other: BibEntries) -> None:
+        for key, fields in other._fields.values():
+            self.add(key, fields)
+
+    def get(self, key: str) -> Reference | None:
+        key = key.lower()
+        if key not in self._done and key in self._fields:
+            original, fields = self._fields[key]
+            authors = tuple(
+                _bib_surname(name)
+                for name in re.split(r"\s+and\s+", _text(fields.get("author", "")))
+                if name.strip() and name.strip() != "others"
+            )
+            self._done[key] = _fields_reference(original, fields, authors, "bib")
+        return self._done.get(key)
+
+    def __iter__(self):
+        return iter(self._fields)
+
+    def __len__(self) -> int:
+        return len(self._fields)
+
+
+def read_bib(text: str) -> BibEntries:
+    """A ``.bib`` file's entries (bibtexparser; a block it cannot parse is skipped and logged)."""
     library = bibtexparser.parse_string(text)
     if library.failed_blocks:
         log.info("%d bib block(s) could not be parsed", len(library.failed_blocks))
-    references = {}
+    entries = BibEntries()
     for entry in library.entries:
-        fields = {name.lower(): str(value.value) for name, value in entry.fields_dict.items()}
-        authors = tuple(
-            _bib_surname(name)
-            for name in re.split(r"\s+and\s+", _text(fields.get("author", "")))
-            if name.strip() and name.strip() != "others"
-        )
-        references.setdefault(entry.key.lower(), _fields_reference(entry.key, fields, authors, "bib"))
-    return references
+        entries.add(entry.key, {name.lower(): str(value.value) for name, value in entry.fields_dict.items()})
+    return entries
 
 
 def _bib_surname(name: str) -> str:
@@ -321,7 +348,9 @@ def _text(latex: str) -> str:
     if not latex:
         return ""
     try:
-        nodes = latexwalker.LatexWalker(latex, tolerant_parsing=True).get_latex_nodes()[0]
+        nodes = latexwalker.LatexWalker(
+            latex, latex_context=TEXT_CONTEXT, tolerant_parsing=True
+        ).get_latex_nodes()[0]
     except latexwalker.LatexWalkerError:
         nodes = []
     text = "".join(node_text(node) for node in nodes) if nodes else re.sub(r"\\[a-zA-Z]+", "", latex)

@@ -33,7 +33,13 @@ from pylatexenc.latex2text import LatexNodes2Text
 
 from citeworth.sources.base import RecordError
 from citeworth.sources.latex.macros import MacroDef, argspec, collect_definitions, substitute
-from citeworth.sources.latex.project import FlatSource, Region, SourcePosition, comment_regions
+from citeworth.sources.latex.project import (
+    FlatSource,
+    Region,
+    SourcePosition,
+    comment_regions,
+    strip_comments,
+)
 
 CITE_COMMANDS = frozenset(
     {
@@ -379,6 +385,8 @@ SPECIALS = {
     "'": "\u2019",
     "`": "\u2018",
 }
+_BEGIN_DOCUMENT = re.compile(r"\\begin\s*\{document\}")
+_PREAMBLE_PARTS = re.compile(r"\\title(?![a-zA-Z@])|\\begin\s*\{[Aa]bstract\}|\\abstract(?![a-zA-Z@])")
 _PARAGRAPH_BREAK = re.compile(r"\n[ \t]*\n\s*")
 _WORD = re.compile(r"\S+")
 _LATEX_LEFTOVERS = re.compile(r"[\\{}]")
@@ -549,29 +557,41 @@ class _Walker:
     # -- the document ------------------------------------------------------------------------
 
     def document(self) -> TexDocument:
-        nodes = self._parse(self.source.parse_text)
-        body = next((n for n in nodes if _is_env(n, "document")), None)
-        if body is None:
+        """Parse the body; of the preamble only the title and an abstract (parsing the preamble's
+        definitions would cost time for nothing: they are read by ``collect_definitions``)."""
+        text = self.source.parse_text
+        begin = _BEGIN_DOCUMENT.search(strip_comments(text))
+        walker = latexwalker.LatexWalker(text, latex_context=self.context, tolerant_parsing=True)
+        body = self._read_node(walker, begin.start()) if begin else None
+        if not _is_env(body, "document"):
             raise RecordError(
                 "no_document_body", f"{self.source.main}: no \\begin{{document}}...\\end{{document}}"
             )
         self.doc.regions.append(Region("preamble", 0, body.pos))
-        self._preamble(nodes[: nodes.index(body)])
+        for match in _PREAMBLE_PARTS.finditer(strip_comments(text[: body.pos])):
+            self._preamble(self._read_node(walker, match.start()))
         self.walk(body.nodelist, None)
         self._end_paragraph()
         self.doc.regions += comment_regions(self.source.text) + self.source.masked
         self.doc.regions.sort(key=lambda r: (r.start, r.end))
         return self.doc
 
-    def _preamble(self, nodes: list) -> None:
-        """Only the title and an abstract written before ``\\begin{document}`` are read there."""
-        for node in nodes:
-            if _is_macro(node, "title"):
-                self.doc.title = self._plain_text(_last_arg_nodes(node))
-            elif isinstance(node, latexwalker.LatexEnvironmentNode) and node.environmentname in ABSTRACT_ENVS:
-                self._abstract(node.nodelist)
-            elif _is_macro(node, "abstract") and _last_arg_nodes(node):
-                self._abstract(_last_arg_nodes(node))
+    def _read_node(self, walker, position: int):
+        """The one node (macro with its arguments, environment) that starts at ``position``."""
+        try:
+            nodes = walker.get_latex_nodes(pos=position, read_max_nodes=1)[0]
+        except (latexwalker.LatexWalkerError, RecursionError) as exc:
+            raise RecordError("latex_parse_error", f"{self.source.main}: {str(exc)[:300]}") from None
+        return nodes[0] if nodes else None
+
+    def _preamble(self, node) -> None:
+        """The title, or an abstract written before ``\\begin{document}``."""
+        if _is_macro(node, "title"):
+            self.doc.title = self._plain_text(_last_arg_nodes(node))
+        elif isinstance(node, latexwalker.LatexEnvironmentNode) and node.environmentname in ABSTRACT_ENVS:
+            self._abstract(node.nodelist)
+        elif _is_macro(node, "abstract") and _last_arg_nodes(node):
+            self._abstract(_last_arg_nodes(node))
 
     # -- walking -----------------------------------------------------------------------------
 
@@ -904,6 +924,7 @@ def _context(definitions: dict[str, MacroDef]):
     db.add_context_category(
         "citeworth", macros=dropped + cite_specs + user + aliases, environments=environments, prepend=True
     )
+    fast_specials(db)
     return db
 
 
@@ -927,6 +948,31 @@ def node_text(node) -> str:
         return _TEXT.node_to_text(node)
     except (IndexError, AttributeError, TypeError, latexwalker.LatexWalkerError):
         return ""
+
+
+def fast_specials(db) -> None:
+    """Replace ``db``'s specials test -- called at every character pylatexenc reads, and the parser's
+    hot spot (it loops over every category) -- by one regular expression, longest match first,
+    the first category's spec winning as in pylatexenc."""
+    specials: dict[str, object] = {}
+    for spec in db.iter_specials_specs():
+        specials.setdefault(spec.specials_chars, spec)
+    pattern = re.compile("|".join(re.escape(chars) for chars in sorted(specials, key=len, reverse=True)))
+
+    def test_for_specials(s, pos, parsing_state=None):
+        match = pattern.match(s, pos)
+        return specials[match.group()] if match else None
+
+    db.test_for_specials = test_for_specials
+
+
+def _default_context():
+    db = latexwalker.get_default_latex_context_db()
+    fast_specials(db)
+    return db
+
+
+TEXT_CONTEXT = _default_context()  # for short LaTeX snippets (bibliography fields)
 
 
 def _alias_target(definitions: dict[str, MacroDef], name: str) -> str:
