@@ -33,7 +33,10 @@ CATEGORIES = {"2212.00001": "cs.CL cs.LG", "2212.00002": "math.PR", "hep-th/9901
 class FakeArxiv:
     """OAI-PMH GetRecord for CATEGORIES; the first request for each id in ``throttle`` gets 503."""
 
-    def __init__(self, throttle: set[str] = frozenset(), broken: bool = False):
+    def __init__(
+        self, throttle: set[str] = frozenset(), broken: bool = False, categories: dict | None = None
+    ):
+        self.categories = CATEGORIES if categories is None else categories
         self.requests: list[tuple[int, str]] = []
         self.throttle = set(throttle)
         self.broken = broken
@@ -59,10 +62,10 @@ class FakeArxiv:
                     return self._answer(
                         200, ERROR.format(code="badArgument", text="nope").encode(), {}, identifier
                     )
-                if identifier not in CATEGORIES:
+                if identifier not in fake.categories:
                     body = ERROR.format(code="idDoesNotExist", text="unknown")
                 else:
-                    body = RECORD.format(id=identifier, categories=CATEGORIES[identifier])
+                    body = RECORD.format(id=identifier, categories=fake.categories[identifier])
                 self._answer(200, body.encode(), {"Content-Type": "text/xml"}, identifier)
 
             def _answer(self, status: int, body: bytes, headers: dict, identifier: str):
