@@ -48,6 +48,7 @@ from citeworth.sources.latex.files import iter_sources
 from citeworth.sources.latex.parser import CITE_COMMANDS, MULTI_CITES
 from citeworth.sources.latex.project import find_main, flatten, strip_comments, tex_texts
 from citeworth.sources.latex.reader import read, read_paper
+from citeworth.sources.unarxive import PLACEHOLDER
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "benchmarks" / "results" / "latex.json"
@@ -65,7 +66,6 @@ _REGEX_CITE = re.compile(
     + "|".join(sorted((c for c in CITE_COMMANDS if c not in MULTI_CITES), key=len, reverse=True))
     + r")\*?\s*(?:\[[^\]]*\]\s*){0,2}\{([^{}]*)\}"
 )
-_PLACEHOLDER = re.compile(r"\{\{\w+:[^{}\s]+\}\}")
 _LEFTOVER = re.compile(r"[\\{}]")
 # Malformed snippets: (LaTeX, the keys a reader should recover).
 SNIPPETS = [
@@ -195,7 +195,7 @@ def sentence_count(paper, splitter: SentenceSplitter) -> tuple[int, int]:
         splitter.split(p.text for p in paper.paragraphs), paper.paragraphs, strict=True
     ):
         for start, end in bounds:
-            sentence = _PLACEHOLDER.sub("", paragraph.text[start:end])
+            sentence = PLACEHOLDER.sub("", paragraph.text[start:end])
             total += 1
             leftover += bool(_LEFTOVER.search(sentence))
     return total, leftover

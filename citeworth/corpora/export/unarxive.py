@@ -9,12 +9,11 @@ for byte. The existing ``unarxive`` reader reads an export back with the same pa
 from __future__ import annotations
 
 import hashlib
-import re
 
 from citeworth.core.paper import Paper, Paragraph
 from citeworth.curate.fields import mapped_fields
+from citeworth.sources.unarxive import PLACEHOLDER
 
-_PLACEHOLDER = re.compile(r"\{\{(\w+):([^{}\s]+)\}\}")
 # unarXive's ``ids`` of a reference, with the Paper identifier kind each one is read from.
 _IDS = {
     "open_alex_id": None,
@@ -57,7 +56,7 @@ def _block(paper: Paper, index: int, paragraph: Paragraph, ref_entries: dict[str
     ref_spans = []
     for start, end, kind in paragraph.ref_spans:
         text = paragraph.text[start:end]
-        match = _PLACEHOLDER.fullmatch(text)
+        match = PLACEHOLDER.fullmatch(text)
         ref_id = match.group(2) if match else _hash(f"{paper.paper_id}\0{index}\0{start}\0{kind}")
         ref_spans.append({"start": start, "end": end, "text": text, "ref_id": ref_id})
         ref_entries.setdefault(ref_id, {"type": kind})

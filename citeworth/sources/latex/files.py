@@ -148,7 +148,7 @@ def _stored_source(data: bytes, name: str, location: str) -> PaperSource | Sourc
     """One stored paper (an e-print ``.gz``, a ``.tar(.gz)``, a ``.tex``, or a PDF)."""
     base = PurePosixPath(name).name
     arxiv_id = arxiv_id_from_name(base)
-    paper_id = arxiv_id or _stem(base)
+    paper_id = stored_paper_id(base)
     source_hash = hashlib.sha1(data).hexdigest()
     if data.startswith(b"%PDF") or base.lower().endswith(".pdf"):
         return SourceFailure(location, RecordError("pdf_only", f"{base}: a PDF without LaTeX source"), data)
@@ -211,6 +211,11 @@ def _safe_name(name: str) -> bool:
 def _litter(name: str) -> bool:
     parts = PurePosixPath(name).parts
     return any(part.startswith("._") or part == "__MACOSX" or part == ".DS_Store" for part in parts)
+
+
+def stored_paper_id(name: str) -> str:
+    """The paper id of a stored file or member: its arXiv id, else its name without suffixes."""
+    return arxiv_id_from_name(name) or _stem(PurePosixPath(name).name)
 
 
 def _stem(name: str) -> str:

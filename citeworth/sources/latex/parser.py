@@ -34,6 +34,7 @@ from pylatexenc.latex2text import LatexNodes2Text
 from citeworth.sources.base import RecordError
 from citeworth.sources.latex.macros import MacroDef, argspec, collect_definitions, substitute
 from citeworth.sources.latex.project import (
+    BEGIN_DOCUMENT,
     FlatSource,
     Region,
     SourcePosition,
@@ -385,7 +386,6 @@ SPECIALS = {
     "'": "\u2019",
     "`": "\u2018",
 }
-_BEGIN_DOCUMENT = re.compile(r"\\begin\s*\{document\}")
 _PREAMBLE_PARTS = re.compile(r"\\title(?![a-zA-Z@])|\\begin\s*\{[Aa]bstract\}|\\abstract(?![a-zA-Z@])")
 _PARAGRAPH_BREAK = re.compile(r"\n[ \t]*\n\s*")
 _WORD = re.compile(r"\S+")
@@ -560,7 +560,7 @@ class _Walker:
         """Parse the body; of the preamble only the title and an abstract (parsing the preamble's
         definitions would cost time for nothing: they are read by ``collect_definitions``)."""
         text = self.source.parse_text
-        begin = _BEGIN_DOCUMENT.search(strip_comments(text))
+        begin = BEGIN_DOCUMENT.search(strip_comments(text))
         walker = latexwalker.LatexWalker(text, latex_context=self.context, tolerant_parsing=True)
         body = self._read_node(walker, begin.start()) if begin else None
         if not _is_env(body, "document"):
@@ -700,11 +700,7 @@ class _Walker:
 
     def _cite_name(self, name: str) -> str:
         """The cite command ``name`` stands for (through ``\\let``/alias bodies), or ``name``."""
-        seen = set()
-        while name in self.definitions and self.definitions[name].alias_of and name not in seen:
-            seen.add(name)
-            name = self.definitions[name].alias_of
-        return name
+        return _alias_target(self.definitions, name)
 
     # -- citations ---------------------------------------------------------------------------
 

@@ -27,7 +27,7 @@ from citeworth.sources.base import RecordError
 MAX_INCLUDE_DEPTH = 20
 TEX_SUFFIXES = (".tex", ".ltx", ".latex")
 _DOCUMENTCLASS = re.compile(r"\\document(?:class|style)\b")
-_BEGIN_DOCUMENT = re.compile(r"\\begin\s*\{document\}")
+BEGIN_DOCUMENT = re.compile(r"\\begin\s*\{document\}")
 _END_DOCUMENT = re.compile(r"\\end\s*\{document\}")
 _STALE = re.compile(r"(^|/)(_|\.)|old|backup|bak|copy|draft|tmp|arxiv-?orig", re.I)
 _INCLUDE = re.compile(
@@ -178,7 +178,7 @@ def _flatten_file(
     text = texts[name]
     included.append(name)
     start, end = 0, len(text)
-    if len(stack) > 1 and (begin := _BEGIN_DOCUMENT.search(strip_comments(text))):  # a \subfile: its body
+    if len(stack) > 1 and (begin := BEGIN_DOCUMENT.search(strip_comments(text))):  # a \subfile: its body
         start = begin.end()
         end = m.start() if (m := _END_DOCUMENT.search(strip_comments(text), start)) else len(text)
     scan = blank(strip_comments(text), masked_regions(text))
@@ -234,7 +234,7 @@ def _bare(name: str) -> str:
 
 def _is_main(text: str) -> bool:
     stripped = strip_comments(text)
-    return bool(_DOCUMENTCLASS.search(stripped) and _BEGIN_DOCUMENT.search(stripped))
+    return bool(_DOCUMENTCLASS.search(stripped) and BEGIN_DOCUMENT.search(stripped))
 
 
 def _readme_main(files: dict[str, bytes], texts: dict[str, str]) -> str | None:

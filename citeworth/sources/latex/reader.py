@@ -29,10 +29,10 @@ from citeworth.sources.latex.files import (
     STORED_SUFFIXES,
     PaperSource,
     SourceFailure,
-    arxiv_id_from_name,
     folder_source,
     iter_sources,
     paper_root,
+    stored_paper_id,
 )
 from citeworth.sources.latex.parser import parse
 from citeworth.sources.latex.project import find_main, flatten, tex_texts
@@ -106,11 +106,8 @@ def paper_ids(shard: Shard) -> set[str]:
                     names = archive.getnames()
             except tarfile.TarError:
                 return set()
-            return {arxiv_id_from_name(n) or Path(n).name.split(".")[0] for n in names}
-        name = path.name
-        return {
-            arxiv_id_from_name(name) or name.removesuffix(".gz").removesuffix(".tex").removesuffix(".tgz")
-        }
+            return {stored_paper_id(name) for name in names}
+        return {stored_paper_id(path.name)}
     source = folder_source(paper_root(paths), paths)
     return {source.paper_id} if isinstance(source, PaperSource) else set()
 
