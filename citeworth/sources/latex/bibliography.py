@@ -106,9 +106,7 @@ def normalised_title(title: str) -> str:
     return " ".join(_NON_WORD.sub(" ", title.lower()).split())
 
 
-def load_bibliography(
-    files: dict[str, bytes], texts: dict[str, str], main: str, parse_text: str, inline: str | None
-) -> Bibliography:
+def load_bibliography(texts: dict[str, str], main: str, parse_text: str, inline: str | None) -> Bibliography:
     """The bibliography sources of a project (see the module docstring); empty when it has none."""
     bibliography = Bibliography()
     bbl = _main_bbl(texts, main)

@@ -86,7 +86,7 @@ def read_paper(source: PaperSource, shard: Shard, row: dict | None, time_limit: 
     main = find_main(source.files, texts)
     flat = flatten(texts, main)
     document = parse(flat, deadline)
-    bibliography = load_bibliography(source.files, texts, main, flat.parse_text, document.inline_bibliography)
+    bibliography = load_bibliography(texts, main, flat.parse_text, document.inline_bibliography)
     if not bibliography and document.citations:
         raise RecordError(
             "no_bibliography",
