@@ -28,6 +28,7 @@ STAGES: dict[str, str] = {
     "domains": "citeworth.studies.domains.stage:domains",
     "transfer": "citeworth.studies.transfer.stage:transfer",
     "report": "citeworth.models.report:report",
+    "export": "citeworth.corpora.export.stage:export",
 }
 
 

@@ -3,7 +3,8 @@
 resolve_release (skip the run if that release already has a data version) -> configure (the
 form's values into params.yaml) -> download -> curate, one mapped task per shard, and the same for
 the spans-only baseline -> assemble (+ baseline) -> validate (Great Expectations gate), and beside
-curate the related-work dataset (Kobayashi et al.'s format) -> version
+curate the related-work dataset (Kobayashi et al.'s format) and the exports (unarXive JSONL,
+GrabCite files) -> version
 (`dvc commit`, `dvc push`, git tag `data/<source>/<release>`) -> emits the `citeworth_dataset`
 asset, which schedules `citeworth_models`. A backfill over a date range builds each release once.
 """
@@ -21,6 +22,7 @@ from citeworth_airflow.tasks import (
     configure,
     curate_shard,
     download,
+    export,
     plan_shards,
     resolve_release,
     stage,
@@ -60,6 +62,8 @@ def citeworth_dataset():
     # The related-work dataset reads the same raw papers as curate (as in dvc.yaml).
     related_work = stage.override(task_id="related_work")("related_work")
     downloaded >> related_work
+    exported = export()  # the raw papers as unarXive JSONL and GrabCite files
+    downloaded >> exported
 
     validated = stage.override(task_id="validate")("validate")
     version = DvcVersionOperator(
@@ -70,7 +74,7 @@ def citeworth_dataset():
         outlets=[DATASET_ASSET],
     )
     [assembled, assembled_baseline] >> validated >> version
-    related_work >> version
+    [related_work, exported] >> version
 
 
 citeworth_dataset()

@@ -16,6 +16,8 @@ from dataclasses import dataclass, field
 # corpus id. A reader sets only those its source states; it never guesses one.
 ID_KINDS = ("doi", "arxiv", "pmid", "pmcid", "s2")
 _ARXIV_VERSION = re.compile(r"v\d+$")
+_ARXIV_NEW_NAME = re.compile(r"^\d{4}\.\d{4,5}(v\d+)?$")
+_ARXIV_OLD_NAME = re.compile(r"^([a-z\-]+(?:\.[A-Z]{2})?)(\d{7})(v\d+)?$")  # hep-th9901001 -> hep-th/9901001
 
 
 def normalise_id(kind: str, value: str) -> str:
@@ -31,6 +33,18 @@ def normalise_id(kind: str, value: str) -> str:
     elif kind == "pmcid":
         value = "PMC" + re.sub(r"^pmc", "", value, flags=re.I)
     return value
+
+
+def arxiv_id_from_name(name: str) -> str | None:
+    """``2212.00001`` / ``hep-th9901001`` (arXiv's file names) -> the identifier, else None."""
+    stem = name.split("/")[-1]
+    for suffix in (".gz", ".pdf", ".tar", ".tgz"):
+        stem = stem.removesuffix(suffix)
+    if _ARXIV_NEW_NAME.match(stem):
+        return _ARXIV_VERSION.sub("", stem)
+    if match := _ARXIV_OLD_NAME.match(stem):
+        return f"{match.group(1)}/{match.group(2)}"
+    return None
 
 
 @dataclass(frozen=True, slots=True)

@@ -5,6 +5,12 @@
 not data. Files are fetched from the origin URL, or from a mirror when ``mirror`` / the
 ``CITEWORTH_MIRROR`` environment variable names one (a folder or an http(s) URL with that layout).
 Either way they land at ``raw/demo/demo-v1/<mirror path>`` and are checked against the registry.
+
+The LaTeX papers of the demo (SciPy 1.0, SymPy, minimap2, arXiv 2004.14974) come with
+``arxiv_latex_metadata.jsonl``, written by the project (``demo_arxiv_metadata.jsonl`` here): one
+arXiv-metadata-style row per paper with the categories arXiv lists for it (SymPy, not on arXiv:
+the classes of its journal subject, as the row's ``categories_source`` says), so they have fields
+of study like every other source.
 """
 
 from __future__ import annotations
@@ -17,11 +23,13 @@ from urllib.parse import quote
 
 from citeworth.core.errors import StageFailed
 from citeworth.download.params import DownloadParams
-from citeworth.download.remote import Plan, RemoteFile
+from citeworth.download.remote import InlineFile, Plan, RemoteFile
 from citeworth.download.transports import HttpTransport, LocalTransport, Network, http_session
 
 DEMO_RELEASE = "demo-v1"
 REGISTRY = Path(__file__).with_name("demo_files.tsv")
+LATEX_METADATA = Path(__file__).with_name("demo_arxiv_metadata.jsonl")
+LATEX_METADATA_PATH = "arxiv_latex_metadata.jsonl"  # in the release folder
 MIRROR_ENV = "CITEWORTH_MIRROR"
 
 
@@ -49,7 +57,9 @@ def plan_demo(params: DownloadParams, net: Network) -> Plan:
     if mirror is not None:
         files = _from_mirror(files, mirror)
     transports = {"http": HttpTransport(http_session(net), net.timeout), "file": LocalTransport()}
-    return Plan(DEMO_RELEASE, files, transports)
+    metadata = InlineFile(LATEX_METADATA_PATH, f"citeworth:{LATEX_METADATA.name}",
+                          LATEX_METADATA.read_bytes())
+    return Plan(DEMO_RELEASE, files, transports, [metadata])
 
 
 def _from_mirror(files: list[RemoteFile], mirror: str) -> list[RemoteFile]:

@@ -40,6 +40,9 @@ class ArxivParams:
     month_from: str | None = None  # YYMM or YYYY-MM, inclusive; None: same as month_to
     month_to: str | None = None  # YYMM or YYYY-MM, inclusive; None: the release month
     requester_pays: bool = True
+    categories: bool = False  # also fetch each paper's categories from arXiv's OAI-PMH (download/oai.py)
+    oai_url: str = "https://oaipmh.arxiv.org/oai"
+    oai_delay: float = 3.0  # seconds between OAI-PMH requests, as arXiv asks of harvesters
 
 
 @dataclass

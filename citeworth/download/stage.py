@@ -27,12 +27,13 @@ from citeworth.download.arxiv import plan_arxiv
 from citeworth.download.demo import plan_demo
 from citeworth.download.fetch import Fetcher
 from citeworth.download.manifest import Entry, read_manifest, write_manifest
+from citeworth.download.oai import tar_paper_ids, write_categories
 from citeworth.download.params import SOURCES, DownloadParams
 from citeworth.download.redaction import redact
 from citeworth.download.remote import Digests, DownloadError, InlineFile, Plan, RemoteFile
 from citeworth.download.s2api import plan_s2_api
 from citeworth.download.s2orc_legacy import plan_s2orc_legacy
-from citeworth.download.transports import Network, transport_key
+from citeworth.download.transports import Network, http_session, transport_key
 from citeworth.download.unpack import unpack, unpack_target
 
 log = logging.getLogger(__name__)
@@ -60,6 +61,8 @@ def download(params: DownloadParams) -> dict:
     result = fetcher.fetch_all(files, desc=f"download {params.source}/{plan.release}")
     entries = result.entries + [_write_inline(f, release_dir) for f in plan.inline]
     unpacked = _unpack_archives(result.entries, release_dir, params, previous)
+    if params.source == "arxiv_s3" and params.arxiv.categories:
+        entries.append(_arxiv_categories(result.entries, release_dir, params, net))
     manifest = write_manifest(release_dir, params.source, plan.release, entries + unpacked)
     log.info("%s/%s: %d fetched, %d already present",
              params.source, plan.release, result.fetched, result.skipped)
@@ -110,6 +113,16 @@ def _write_inline(file: InlineFile, release_dir: Path) -> Entry:
             handle.write(file.content)
     sha256 = hashlib.sha256(file.content).hexdigest()
     return Entry(file=file.path, size=len(file.content), sha256=sha256, origin=file.origin)
+
+
+def _arxiv_categories(tars: list[Entry], release_dir: Path, params: DownloadParams, net: Network) -> Entry:
+    """``arxiv_metadata.jsonl``: the OAI-PMH categories of the downloaded tars' papers."""
+    ids = tar_paper_ids(release_dir / tar.file for tar in tars if tar.file.endswith(".tar"))
+    path = write_categories(release_dir, ids, http_session(net), params.arxiv.oai_url, params.arxiv.oai_delay,
+                            net.timeout)
+    digest = Digests.of_file(path)
+    return Entry(file=path.name, size=digest.size, sha256=digest.sha256.hexdigest(),
+                 origin=params.arxiv.oai_url)
 
 
 def _unpack_archives(archives: list[Entry], release_dir: Path, params: DownloadParams,

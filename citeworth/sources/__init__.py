@@ -21,6 +21,11 @@ Readers:
 - ``tei``: GROBID TEI XML (``.tei.xml``), one paper per file, one folder per shard; ``metadata`` =
   an optional JSONL keyed by file stem for fields of study and filter facts (see tei.py).
 Both: release = given, else a date-like folder, else "unversioned".
+- ``arxiv_latex``: LaTeX sources (citeworth/sources/latex/): the glob matches arXiv bulk tars
+  (``arXiv_src_YYMM_NNN.tar``, one shard each), e-prints (``<id>.gz``) or ``.tex`` files (one paper
+  each), or folders (one paper each: every file under the folder); ``metadata`` = JSON lines in the
+  arXiv metadata snapshot's shape keyed by ``id`` (categories, title, DOI); release = given, else
+  the tar's month (``arXiv_src_2212_001.tar`` -> 2212), else "unversioned".
 """
 
 from __future__ import annotations
@@ -37,6 +42,8 @@ from pathlib import Path
 from citeworth.core.paper import Paper
 from citeworth.sources import jats, s2_api, s2orc, s2orc_legacy, tei, unarxive
 from citeworth.sources.base import BadRecord, InputSpec, Shard
+from citeworth.sources.latex import files as latex_files
+from citeworth.sources.latex import reader as latex_reader
 
 __all__ = ["BadRecord", "InputSpec", "READERS", "Shard", "discover_shards", "read_shard"]
 
@@ -47,8 +54,10 @@ READERS: dict[str, Callable[[Shard], Iterator[Paper | BadRecord]]] = {
     "s2_api": s2_api.read,
     "jats": jats.read,
     "tei": tei.read,
+    "arxiv_latex": latex_reader.read,
 }
 
+_BULK_TAR = re.compile(r"^arXiv_src_(\d{4})_\d+\.tar$")
 _LEGACY_NAME = re.compile(r"^(metadata|pdf_parses)_(.+?)\.jsonl(?:\.gz)?$")
 _RELEASE_DIR = re.compile(r"^(\d{4}-\d{2}-\d{2}|\d{8})")
 
@@ -59,7 +68,7 @@ def discover_shards(
     """The shards of ``reader`` among the files matching ``glob``, sorted by name."""
     if reader not in _DISCOVER:
         raise ValueError(f"unknown reader {reader!r}; readers: {', '.join(READERS)}")
-    files = _matches(glob)
+    files = _matches(glob, folders=reader == "arxiv_latex")
     if not files:
         raise FileNotFoundError(f"{reader}: no files match {glob!r} (relative to {os.getcwd()}); "
                                 "has the download stage run?")
@@ -151,6 +160,31 @@ def _s2_api(files: list[str], metadata: str | None, release: str | None) -> list
     return shards
 
 
+def _arxiv_latex(matches: list[str], metadata: str | None, release: str | None) -> list[Shard]:
+    """One shard per bulk tar, e-print, ``.tex`` file or folder (a folder's shard lists its files)."""
+    metadata_file = _one_file(metadata, "arxiv_latex")
+    shards = []
+    for path in matches:
+        if os.path.isdir(path):
+            paths = tuple(sorted(str(p) for p in Path(path).rglob("*") if p.is_file()))
+            if paths:
+                shards.append(Shard("arxiv_latex", _folder_shard_name(Path(path)), paths,
+                                    release or "unversioned", metadata_file))
+            continue
+        month = _BULK_TAR.match(Path(path).name)
+        shard_release = release or (month.group(1) if month else _release_dir(path) or "unversioned")
+        shards.append(Shard("arxiv_latex", _safe(_stem(path).removesuffix(".tar")), (path,), shard_release,
+                            metadata_file))
+    return shards
+
+
+def _folder_shard_name(folder: Path) -> str:
+    """A folder's name, with its parent's before a generic one (``minimap2/tex`` -> ``minimap2_tex``)."""
+    if folder.name.lower() in latex_files.GENERIC_FOLDERS:
+        return _safe(f"{folder.parent.name}_{folder.name}")
+    return _safe(folder.name)
+
+
 _DISCOVER = {
     "unarxive": _unarxive,
     "s2orc_json": _s2orc_json,
@@ -158,11 +192,14 @@ _DISCOVER = {
     "s2_api": _s2_api,
     "jats": _jats,
     "tei": _tei,
+    "arxiv_latex": _arxiv_latex,
 }
 
 
-def _matches(pattern: str) -> list[str]:
-    return sorted(path for path in globbing.glob(pattern, recursive=True) if os.path.isfile(path))
+def _matches(pattern: str, folders: bool = False) -> list[str]:
+    """Files matching ``pattern`` (and folders too when ``folders``), sorted."""
+    return sorted(path for path in globbing.glob(pattern, recursive=True)
+                  if os.path.isfile(path) or (folders and os.path.isdir(path)))
 
 
 def _one_file(pattern: str | None, reader: str) -> str | None:

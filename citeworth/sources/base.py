@@ -7,14 +7,15 @@ from dataclasses import dataclass
 RAW_CHARS = 500  # how much of an offending input a BadRecord keeps
 
 # Reasons that end a shard: nothing after them can be read.
-FATAL_REASONS = frozenset({"truncated_gzip", "corrupt_gzip"})
+FATAL_REASONS = frozenset({"truncated_gzip", "corrupt_gzip", "corrupt_tar"})
+MEMBER_PREFIX = "member "  # BadRecord.location of one member of an archive
 
 
 @dataclass(frozen=True)
 class Shard:
     """One unit of parallel work: the files one reader reads together."""
 
-    reader: str  # "unarxive" | "s2orc_json" | "s2orc_legacy" | "s2_api" | "jats" | "tei"
+    reader: str  # "unarxive" | "s2orc_json" | "s2orc_legacy" | "s2_api" | "jats" | "tei" | "arxiv_latex"
     name: str  # stable, unique per reader, filesystem-safe (used for output file names)
     paths: tuple[str, ...]
     release: str  # source release (e.g. "20200705", "2023-sample", an S2 release id)
@@ -25,7 +26,7 @@ class Shard:
 class InputSpec:
     """Which reader reads which files: a params.yaml entry (curate and validate share them)."""
 
-    reader: str  # unarxive | s2orc_json | s2orc_legacy | s2_api | jats | tei
+    reader: str  # unarxive | s2orc_json | s2orc_legacy | s2_api | jats | tei | arxiv_latex
     glob: str  # files (relative to the project root) this reader reads; shards are made from them
     metadata: str | None = None  # separate metadata file (fields of study, filter facts)
     release: str | None = None  # source release recorded as provenance (default: the reader's guess)
@@ -43,7 +44,8 @@ class BadRecord:
 
     @property
     def fatal(self) -> bool:
-        return self.reason in FATAL_REASONS
+        # A broken member of an archive (one paper of an arXiv bulk tar) ends only that record.
+        return self.reason in FATAL_REASONS and not self.location.startswith(MEMBER_PREFIX)
 
 
 class RecordError(ValueError):

@@ -69,7 +69,7 @@ def paper_from_record(record: dict, shard: Shard) -> Paper:
             has_ref_entries=bool(ref_entries),
             has_inbound_citations=None,  # arXiv data cannot tell
             venue_id=first_present(meta.get("journal-ref"), paper_id),
-            year=_arxiv_year(meta),
+            year=arxiv_year(meta),
         ),
         ids=identifiers([("arxiv", paper_id), ("doi", meta.get("doi"))]),
         abstract=_abstract_text(record) or one_line(meta.get("abstract")),
@@ -177,7 +177,7 @@ def _abstract_text(record: dict) -> str | None:
     return one_line(abstract.get("text") if isinstance(abstract, dict) else abstract)
 
 
-def _arxiv_year(meta: dict) -> int | None:
+def arxiv_year(meta: dict) -> int | None:
     """Year of the first version (the submission), else of the last metadata update."""
     versions = meta.get("versions")
     if isinstance(versions, list) and versions and isinstance(versions[0], dict):

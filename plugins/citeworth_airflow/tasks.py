@@ -153,6 +153,15 @@ def curate_shard(name: str, shard: str) -> dict[str, Any]:
 
 
 @task
+def export() -> dict[str, Any]:
+    """Every export format, each the same call as the dvc.yaml matrix cell ``export@<format>``."""
+    from citeworth.corpora.export.stage import FORMATS
+
+    return {name: _run_unless_current("export", [f"format={name}"], dvc_stage=f"export@{name}")
+            for name in FORMATS}
+
+
+@task
 def plan_models() -> list[str]:
     from citeworth.orchestration import workspace
 

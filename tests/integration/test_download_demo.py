@@ -5,13 +5,14 @@ session in a project folder, with CITEWORTH_MIRROR pointing at the mirror."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 from pathlib import Path
 
 import pytest
 
 from citeworth.core.errors import StageFailed
-from citeworth.download.demo import demo_registry
+from citeworth.download.demo import LATEX_METADATA, LATEX_METADATA_PATH, demo_registry
 from citeworth.download.params import DownloadParams, LegacyS2orcParams
 from citeworth.download.stage import download
 
@@ -51,6 +52,8 @@ def test_the_manifest_lists_every_file_sorted_with_checksums(demo_dir):
         if entry["file"] in registry:
             assert entry["sha256"] == registry[entry["file"]].sha256
             assert entry["origin"].startswith("https://raw.githubusercontent.com/")
+        elif entry["file"] == LATEX_METADATA_PATH:  # the project's category rows of the LaTeX papers
+            assert entry["sha256"] == hashlib.sha256(LATEX_METADATA.read_bytes()).hexdigest()
         else:
             assert entry["unpacked_from"] == f"{UNARXIVE}.tar.gz"
 

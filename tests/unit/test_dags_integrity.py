@@ -42,7 +42,8 @@ def test_dataset_dag_maps_curation_over_shards_and_versions_last(dag_facts):
     assert tasks["assemble"]["upstream"] == ["curate_shard"]
     assert tasks["validate"]["upstream"] == ["assemble", "assemble_baseline"]
     assert tasks["related_work"]["upstream"] == ["download"]  # the same raw papers as curate
-    assert tasks["version"]["upstream"] == ["related_work", "resolve_release", "validate"]
+    assert tasks["export"]["upstream"] == ["download"]
+    assert tasks["version"]["upstream"] == ["export", "related_work", "resolve_release", "validate"]
     assert tasks["version"]["outlets"] == ["citeworth_dataset"]
 
 

@@ -98,8 +98,12 @@ def test_demo_registry_is_the_documented_demo_set():
         "github/allenai/scibert/data/",  # train/dev/test of 4 classification + 3 NER tasks
         "github/titipata/pubmed_parser/data/",  # PMC JATS
         "github/kermitt2/grobid_client_python/",  # GROBID TEI
+        "github/scipy/scipy-articles/scipy-1.0/",  # LaTeX: SciPy 1.0's .tex files and .bib
+        "github/scolobb/sympy-paper/",  # LaTeX: SymPy
+        "github/lh3/minimap2/tex/",  # LaTeX: minimap2
+        "github/allenai/s2orc-doc2json/tests/latex/",  # the arXiv e-print 2004.14974
     )}
-    assert list(count.values()) == [2, 8, 1, 21, 8, 2]
+    assert list(count.values()) == [2, 8, 1, 21, 8, 2, 8, 27, 2, 1]
     assert sum(count.values()) == len(files)
     assert all(len(f.sha256) == 64 and f.size > 0 and f.url == f.origin for f in files)
     assert len({f.path for f in files}) == len(files)

@@ -1,0 +1,70 @@
+"""LaTeX sources (arXiv e-prints, bulk tars, folders) -> ``Paper``; and the parser ``check`` uses on drafts.
+
+Modules: ``files`` (archives and members, in memory, bounded), ``project`` (main file, flattening
+of ``\\input``/``\\include``, the source map, masked regions), ``macros`` (user definitions and
+citation aliases), ``parser`` (pylatexenc -> paragraphs, citations, regions), ``bibliography``
+(``.bbl``, ``thebibliography``, ``.bib``; stable reference ids), ``assemble`` (-> ``Paper``),
+``reader`` (the ``arxiv_latex`` reader: a shard -> Papers and quarantined BadRecords).
+
+The parser API for a draft (``citeworth check``)::
+
+    doc = parse_tex_file("paper/main.tex")          # follows \\input/\\include under paper/
+    for paragraph in doc.paragraphs:                  # running text only (TexParagraph)
+        paragraph.text                                # "{{cite:KEY}}" / "{{formula:ID}}" placeholders
+        paragraph.cites                               # CiteMark(start, end, key, citation) in the text
+        doc.paragraph_position(paragraph, offset)     # SourcePosition(file, line, column), 1-based
+    doc.citations             # Citation(command, cite_command, keys, start, end, in_text)
+    doc.regions                                       # Region(kind, start, end): math, float, caption, ...
+    doc.position(flat_offset)                         # any offset of doc.source.text -> file:line:column
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+from citeworth.sources.latex.files import MAX_FILES, MAX_SOURCE_BYTES
+from citeworth.sources.latex.parser import Citation, CiteMark, Formula, TexDocument, TexParagraph, parse
+from citeworth.sources.latex.project import Region, SourcePosition, find_main, flatten, tex_texts
+
+__all__ = [
+    "Citation",
+    "CiteMark",
+    "Formula",
+    "Region",
+    "SourcePosition",
+    "TexDocument",
+    "TexParagraph",
+    "parse_tex_file",
+    "parse_tex_files",
+]
+
+_PROJECT_SUFFIXES = (".tex", ".ltx", ".bbl", ".bib", ".sty", ".cls")
+
+
+def parse_tex_files(
+    files: dict[str, bytes], main: str | None = None, time_limit: float | None = None
+) -> TexDocument:
+    """Parse a LaTeX project given as ``{relative path: bytes}``; ``main`` defaults to the detected
+    main file. Raises ``citeworth.sources.base.RecordError`` (``.reason``: ``no_main_tex``,
+    ``no_document_body``, ``latex_timeout``, ``latex_parse_error``) when it cannot."""
+    texts = tex_texts(files)
+    main = main or find_main(files, texts)
+    deadline = time.monotonic() + time_limit if time_limit else None
+    return parse(flatten(texts, main), deadline)
+
+
+def parse_tex_file(path: str | Path, time_limit: float | None = None) -> TexDocument:
+    """Parse the main file ``path`` and the LaTeX files below its folder that it includes
+    (positions name files relative to that folder)."""
+    path = Path(path)
+    root = path.parent
+    files, total = {}, 0
+    for file in sorted(root.rglob("*")):
+        if file.is_file() and file.suffix.lower() in _PROJECT_SUFFIXES:
+            total += file.stat().st_size
+            if total > MAX_SOURCE_BYTES or len(files) >= MAX_FILES:
+                break
+            files[file.relative_to(root).as_posix()] = file.read_bytes()
+    files[path.name] = path.read_bytes()
+    return parse_tex_files(files, path.name, time_limit)

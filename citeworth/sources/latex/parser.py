@@ -1,0 +1,1022 @@
+"""The LaTeX parser: a flattened source -> running-text paragraphs, citations and regions.
+
+pylatexenc parses the masked, flattened source (see project.py) with tolerant parsing, so
+unbalanced braces and unknown macros cost a few characters, never the document. This module walks
+its node tree:
+
+- **Text**: sections (``\\section``... the top-level title is each paragraph's ``section``),
+  paragraphs at blank lines, ``\\par`` and list items; accents, ``~``, ``--``, quotes and symbol
+  macros become Unicode; formatting macros keep their text; ``\\ref`` and friends read ``REF``
+  (as unarXive writes them); an unknown macro keeps the text of its braces.
+- **Skipped** (recorded as ``Region``s): preamble, comments, maths (a ``{{formula:ID}}``
+  placeholder in the text, ID a hash of its LaTeX and ordinal), floats and tables, captions,
+  footnotes, verbatim, the bibliography, ``\\iffalse`` blocks.
+- **Citations**: natbib and biblatex commands (``CITE_COMMANDS``; starred, optional arguments,
+  several keys, biblatex's multi-cite ``\\cites{a}{b}``) and user macros that wrap them. In the
+  text a command becomes one ``{{cite:KEY}}`` per key, joined by ", " (unarXive's form); every
+  command, also one in a skipped region, is a ``Citation`` with its keys and source extent.
+
+Every character of a paragraph's text maps back to the flattened source (``flat_offset``) and so
+to ``file:line:column`` (``TexDocument.position``).
+"""
+
+from __future__ import annotations
+
+import bisect
+import hashlib
+import re
+import time
+from dataclasses import dataclass, field
+
+from pylatexenc import latexwalker, macrospec
+from pylatexenc.latex2text import LatexNodes2Text
+
+from citeworth.sources.base import RecordError
+from citeworth.sources.latex.macros import MacroDef, argspec, collect_definitions, substitute
+from citeworth.sources.latex.project import (
+    BEGIN_DOCUMENT,
+    FlatSource,
+    Region,
+    SourcePosition,
+    comment_regions,
+    strip_comments,
+)
+
+CITE_COMMANDS = frozenset(
+    {
+        "cite",
+        "citep",
+        "citet",
+        "citealp",
+        "citealt",
+        "citeauthor",
+        "citeyear",
+        "citeyearpar",
+        "citenum",
+        "citen",
+        "citetext",
+        "Citet",
+        "Citep",
+        "Citealp",
+        "Citealt",
+        "Citeauthor",
+        "parencite",
+        "Parencite",
+        "textcite",
+        "Textcite",
+        "autocite",
+        "Autocite",
+        "footcite",
+        "footcitetext",
+        "smartcite",
+        "Smartcite",
+        "supercite",
+        "fullcite",
+        "footfullcite",
+        "citetitle",
+        "onlinecite",
+        "upcite",
+        "shortcite",
+        "shortciteN",
+        "citeN",
+        "citeasnoun",
+        "possessivecite",
+        "cites",
+        "parencites",
+        "Parencites",
+        "textcites",
+        "Textcites",
+        "autocites",
+        "Autocites",
+        "footcites",
+        "smartcites",
+        "Smartcites",
+        "supercites",
+    }
+)
+MULTI_CITES = frozenset(name for name in CITE_COMMANDS if name.endswith("cites"))
+SECTION_LEVELS = {
+    "part": -1,
+    "chapter": 0,
+    "section": 1,
+    "subsection": 2,
+    "subsubsection": 3,
+    "paragraph": 4,
+    "subparagraph": 5,
+}
+MATH_ENVS = frozenset(
+    {
+        "equation",
+        "equation*",
+        "align",
+        "align*",
+        "alignat",
+        "alignat*",
+        "gather",
+        "gather*",
+        "multline",
+        "multline*",
+        "eqnarray",
+        "eqnarray*",
+        "displaymath",
+        "math",
+        "flalign",
+        "flalign*",
+        "dmath",
+        "dmath*",
+        "subequations",
+        "IEEEeqnarray",
+        "IEEEeqnarray*",
+    }
+)
+FLOAT_ENVS = frozenset(
+    {
+        "figure",
+        "figure*",
+        "table",
+        "table*",
+        "wrapfigure",
+        "wraptable",
+        "sidewaysfigure",
+        "sidewaystable",
+        "algorithm",
+        "algorithm*",
+        "algorithm2e",
+        "algorithmic",
+        "listing",
+        "SCfigure",
+        "subfigure",
+        "subtable",
+        "tabular",
+        "tabular*",
+        "tabularx",
+        "tabulary",
+        "longtable",
+        "tabu",
+        "array",
+        "tikzpicture",
+        "pgfpicture",
+        "picture",
+        "lstlisting",
+        "minted",
+        "verbatim",
+        "verbatim*",
+        "Verbatim",
+        "threeparttable",
+        "floatrow",
+    }
+)
+LIST_ENVS = frozenset(
+    {
+        "itemize",
+        "enumerate",
+        "description",
+        "compactitem",
+        "compactenum",
+        "inparaenum",
+        "list",
+        "enumerate*",
+        "itemize*",
+    }
+)
+ABSTRACT_ENVS = frozenset({"abstract", "Abstract"})
+ACKNOWLEDGEMENT_ENVS = frozenset(
+    {"acknowledgments", "acknowledgements", "acks", "acknowledgment", "acknowledgement"}
+)
+REF_MACROS = frozenset(
+    {
+        "ref",
+        "eqref",
+        "autoref",
+        "Autoref",
+        "cref",
+        "Cref",
+        "pageref",
+        "vref",
+        "Vref",
+        "nameref",
+        "subref",
+        "crefrange",
+        "Crefrange",
+        "cpageref",
+        "labelcref",
+    }
+)
+SKIPPED_REGION_MACROS = {
+    "footnote": "footnote",
+    "footnotetext": "footnote",
+    "thanks": "footnote",
+    "marginpar": "footnote",
+    "caption": "caption",
+    "captionof": "caption",
+    "subcaption": "caption",
+    "todo": "footnote",
+    "tablefootnote": "footnote",
+}
+# Macros whose arguments are layout, metadata or definitions, never running text: name -> pylatexenc
+# argument spec (so the arguments are consumed with the macro).
+DROPPED_MACROS = {
+    **dict.fromkeys(
+        [
+            "maketitle",
+            "tableofcontents",
+            "newpage",
+            "clearpage",
+            "cleardoublepage",
+            "balance",
+            "newline",
+            "linebreak",
+            "pagebreak",
+            "bigskip",
+            "medskip",
+            "smallskip",
+            "noindent",
+            "centering",
+            "raggedright",
+            "raggedleft",
+            "vfill",
+            "hfill",
+            "makeatletter",
+            "makeatother",
+            "xspace",
+            "protect",
+            "relax",
+            "flushbottom",
+            "IEEEoverridecommandlockouts",
+            "IEEEpeerreviewmaketitle",
+            "footnotemark",
+            "linewidth",
+            "textwidth",
+            "and",
+            "AND",
+        ],
+        "",
+    ),
+    **dict.fromkeys(
+        [
+            "label",
+            "bibliography",
+            "bibliographystyle",
+            "nocite",
+            "input",
+            "include",
+            "graphicspath",
+            "hypersetup",
+            "pagestyle",
+            "thispagestyle",
+            "date",
+            "keywords",
+            "index",
+            "theoremstyle",
+            "lstset",
+            "firstpage",
+            "copyrightyear",
+            "pubyear",
+            "titlenote",
+            "orcid",
+            "institute",
+            "inst",
+            "acmYear",
+            "setcopyright",
+            "acmDOI",
+            "acmISBN",
+            "sisetup",
+            "pgfplotsset",
+            "newlength",
+            "urlstyle",
+            "restylefloat",
+            "AtBeginDocument",
+            "phantom",
+            "vphantom",
+            "hphantom",
+            "icmltitle",
+            "icmlkeywords",
+            "SetCommentSty",
+            "pdfoutput",
+            "articletype",
+            "corres",
+            "presentaddress",
+            "authormark",
+            "runningtitle",
+            "shorttitle",
+            "shortauthors",
+        ],
+        "{",
+    ),
+    **dict.fromkeys(["vspace", "hspace"], "*{"),
+    **dict.fromkeys(
+        [
+            "includegraphics",
+            "addbibresource",
+            "usepackage",
+            "color",
+            "author",
+            "affil",
+            "affiliation",
+            "address",
+            "email",
+            "setlist",
+            "ccsdesc",
+            "captionsetup",
+            "tnotetext",
+            "fntext",
+            "cortext",
+            "ead",
+            "newcounter",
+            "RequirePackage",
+        ],
+        "[{",
+    ),
+    **dict.fromkeys(
+        [
+            "setlength",
+            "addtolength",
+            "setcounter",
+            "addtocounter",
+            "numberwithin",
+            "floatname",
+            "icmlauthor",
+            "icmlaffiliation",
+            "icmlcorrespondingauthor",
+            "SetKwComment",
+        ],
+        "{{",
+    ),
+    "printbibliography": "[",
+    "definecolor": "{{{",
+    "rule": "[{{",
+    "newtheorem": "*{[{[",
+    "DeclareMathOperator": "*{{",
+    "acmConference": "[{{{",
+    "patchcmd": "{{{{{",
+    "newenvironment": "*{[[{{",
+    "renewenvironment": "*{[[{{",
+    "newif": "{",
+    "bibitem": "[{",
+    "newcolumntype": "{[{",
+    **dict.fromkeys(["newcommand", "renewcommand", "providecommand", "DeclareRobustCommand"], "*{[[{"),
+}
+# TeX definitions pylatexenc cannot give arguments to: ``\def\x#1{...}`` skips to its body group,
+# ``\let\x\y`` / ``\let\x=\y`` skips its two control sequences.
+DEF_MACROS = frozenset({"def", "gdef", "edef", "xdef"})
+STRUCTURE_SPECS = {"title": "[{"}
+MAX_NUMBERED_LEVEL = 3  # LaTeX numbers down to \subsubsection by default
+SYMBOLS = {
+    "LaTeX": "LaTeX",
+    "TeX": "TeX",
+    "LaTeXe": "LaTeX2e",
+    "BibTeX": "BibTeX",
+    "XeTeX": "XeTeX",
+    "eg": "e.g.",
+    "ie": "i.e.",
+    "etal": "et al.",
+    "etc": "etc.",
+    "vs": "vs.",
+    "cf": "cf.",
+}
+SPECIALS = {
+    "~": " ",
+    "--": "\u2013",
+    "---": "\u2014",
+    "``": "\u201c",
+    "''": "\u201d",
+    "&": " ",
+    "!`": "\u00a1",
+    "?`": "\u00bf",
+    "'": "\u2019",
+    "`": "\u2018",
+}
+_PREAMBLE_PARTS = re.compile(r"\\title(?![a-zA-Z@])|\\begin\s*\{[Aa]bstract\}|\\abstract(?![a-zA-Z@])")
+_PARAGRAPH_BREAK = re.compile(r"\n[ \t]*\n\s*")
+_WORD = re.compile(r"\S+")
+_LATEX_LEFTOVERS = re.compile(r"[\\{}]")
+MAX_EXPANSION_DEPTH = 10
+_TICK = 256  # nodes between deadline checks
+_TEXT = LatexNodes2Text(math_mode="verbatim", strict_latex_spaces=True)
+
+
+@dataclass(frozen=True, slots=True)
+class Citation:
+    """One citation command as written: ``command`` is the name used in the source (a user alias
+    such as ``inlinecite``), ``cite_command`` the natbib/biblatex command it stands for."""
+
+    command: str
+    cite_command: str
+    keys: tuple[str, ...]
+    start: int  # extent in the flattened source
+    end: int
+    in_text: bool  # False inside a caption, footnote, float, heading...
+
+
+@dataclass(frozen=True, slots=True)
+class CiteMark:
+    """A ``{{cite:KEY}}`` placeholder in a paragraph's text."""
+
+    start: int
+    end: int
+    key: str
+    citation: int  # index into TexDocument.citations
+
+
+@dataclass(frozen=True, slots=True)
+class Formula:
+    start: int  # the ``{{formula:ID}}`` placeholder in the paragraph's text
+    end: int
+    formula_id: str
+    latex: str
+
+
+@dataclass(frozen=True)
+class TexParagraph:
+    """A paragraph of running text. ``text`` holds placeholders for citations and formulas."""
+
+    text: str
+    section: str  # the top-level section's title ("" before the first)
+    heading: str  # the nearest heading (a subsection's title, say)
+    sec_number: str | None
+    cites: tuple[CiteMark, ...]
+    formulas: tuple[Formula, ...]
+    anchors: tuple[tuple[int, int, bool], ...]  # (text offset, flat offset, copied verbatim) per word
+
+    def flat_offset(self, offset: int) -> int:
+        """The flattened-source offset of the text's character ``offset`` (text from a macro
+        expansion or a placeholder maps to the start of what produced it)."""
+        index = bisect.bisect_right(self.anchors, (offset, float("inf"), True)) - 1
+        if index < 0:
+            return self.anchors[0][1] if self.anchors else 0
+        text_offset, flat, exact = self.anchors[index]
+        return flat + (offset - text_offset) if exact else flat
+
+
+@dataclass
+class TexDocument:
+    """What the parser reads from one LaTeX project (the check command's input too)."""
+
+    source: FlatSource
+    title: str | None = None
+    abstract: list[TexParagraph] = field(default_factory=list)
+    paragraphs: list[TexParagraph] = field(default_factory=list)
+    citations: list[Citation] = field(default_factory=list)
+    regions: list[Region] = field(default_factory=list)
+    inline_bibliography: str | None = None  # the thebibliography environment's source
+    definitions: dict[str, MacroDef] = field(default_factory=dict)
+
+    def position(self, flat_offset: int) -> SourcePosition:
+        """``file:line:column`` of a flattened-source offset."""
+        return self.source.source_map.position(flat_offset)
+
+    def paragraph_position(self, paragraph: TexParagraph, offset: int) -> SourcePosition:
+        """``file:line:column`` of a character of ``paragraph.text``."""
+        return self.position(paragraph.flat_offset(offset))
+
+    def region_at(self, flat_offset: int) -> Region | None:
+        return next((r for r in self.regions if r.start <= flat_offset < r.end), None)
+
+    @property
+    def cited_keys(self) -> list[str]:
+        return list(dict.fromkeys(key for citation in self.citations for key in citation.keys))
+
+
+def parse(source: FlatSource, deadline: float | None = None) -> TexDocument:
+    """Parse a flattened project; RecordError ``latex_timeout`` past ``deadline`` (time.monotonic)."""
+    definitions = collect_definitions(source.parse_text)
+    walker = _Walker(source, definitions, deadline)
+    return walker.document()
+
+
+class _Builder:
+    """A paragraph's text in the making: whitespace collapsed, an anchor per word."""
+
+    def __init__(self) -> None:
+        self.parts: list[str] = []
+        self.length = 0
+        self.pending_space = False
+        self.anchors: list[tuple[int, int, bool]] = []
+        self.cites: list[CiteMark] = []
+        self.formulas: list[Formula] = []
+
+    def space(self) -> None:
+        self.pending_space = self.length > 0
+
+    def add(self, text: str, flat: int, exact: bool) -> None:
+        for match in _WORD.finditer(text):
+            if match.start() > 0:
+                self.space()
+            word = _LATEX_LEFTOVERS.sub("", match.group()) if not exact else match.group()
+            if word:
+                self._write_word(word, flat + match.start() if exact else flat, exact)
+        if text and text[-1].isspace():
+            self.space()
+
+    def token(self, text: str, flat: int) -> tuple[int, int]:
+        """An indivisible piece (a placeholder); its [start, end) in the text."""
+        self._write_word(text, flat, False)
+        return self.length - len(text), self.length
+
+    def glue(self, text: str, flat: int) -> None:
+        """Text written right after the previous piece, whatever whitespace is pending."""
+        self.pending_space = False
+        self._write_word(text, flat, False)
+
+    def _write_word(self, word: str, flat: int, exact: bool) -> None:
+        if self.pending_space:
+            self.parts.append(" ")
+            self.length += 1
+            self.pending_space = False
+        self.anchors.append((self.length, flat, exact))
+        self.parts.append(word)
+        self.length += len(word)
+
+    @property
+    def text(self) -> str:
+        return "".join(self.parts)
+
+
+class _Walker:
+    def __init__(self, source: FlatSource, definitions: dict[str, MacroDef], deadline: float | None):
+        self.source = source
+        self.definitions = definitions
+        self.deadline = deadline
+        self.context = _context(definitions)
+        self.doc = TexDocument(source, definitions=definitions)
+        self.out = _Builder()
+        self.out_paragraphs = self.doc.paragraphs
+        self.in_text = True
+        self.depth = 0
+        self.invocation: tuple[str, int, int] | None = None  # outermost user macro being expanded
+        self.nodes_seen = 0
+        self.formula_count = 0
+        self.section = ""
+        self.heading = ""
+        self.numbers: list[int] = []
+        self.appendix = False
+        self.top_level = 0 if re.search(r"\\chapter\b", source.parse_text) else 1
+        self.masked_starts = [region.start for region in source.masked]
+        self.parsed: dict[str, list] = {}
+
+    # -- the document ------------------------------------------------------------------------
+
+    def document(self) -> TexDocument:
+        """Parse the body; of the preamble only the title and an abstract (parsing the preamble's
+        definitions would cost time for nothing: they are read by ``collect_definitions``)."""
+        text = self.source.parse_text
+        begin = BEGIN_DOCUMENT.search(strip_comments(text))
+        walker = latexwalker.LatexWalker(text, latex_context=self.context, tolerant_parsing=True)
+        body = self._read_node(walker, begin.start()) if begin else None
+        if not _is_env(body, "document"):
+            raise RecordError(
+                "no_document_body", f"{self.source.main}: no \\begin{{document}}...\\end{{document}}"
+            )
+        self.doc.regions.append(Region("preamble", 0, body.pos))
+        for match in _PREAMBLE_PARTS.finditer(strip_comments(text[: body.pos])):
+            self._preamble(self._read_node(walker, match.start()))
+        self.walk(body.nodelist, None)
+        self._end_paragraph()
+        self.doc.regions += comment_regions(self.source.text) + self.source.masked
+        self.doc.regions.sort(key=lambda r: (r.start, r.end))
+        return self.doc
+
+    def _read_node(self, walker, position: int):
+        """The one node (macro with its arguments, environment) that starts at ``position``."""
+        try:
+            nodes = walker.get_latex_nodes(pos=position, read_max_nodes=1)[0]
+        except (latexwalker.LatexWalkerError, RecursionError) as exc:
+            raise RecordError("latex_parse_error", f"{self.source.main}: {str(exc)[:300]}") from None
+        return nodes[0] if nodes else None
+
+    def _preamble(self, node) -> None:
+        """The title, or an abstract written before ``\\begin{document}``."""
+        if _is_macro(node, "title"):
+            self.doc.title = self._plain_text(_last_arg_nodes(node))
+        elif isinstance(node, latexwalker.LatexEnvironmentNode) and node.environmentname in ABSTRACT_ENVS:
+            self._abstract(node.nodelist)
+        elif _is_macro(node, "abstract") and _last_arg_nodes(node):
+            self._abstract(_last_arg_nodes(node))
+
+    # -- walking -----------------------------------------------------------------------------
+
+    def walk(self, nodes: list, origin: int | None) -> None:
+        index = 0
+        while index < len(nodes):
+            node = nodes[index]
+            index += 1
+            self._tick()
+            if isinstance(node, latexwalker.LatexMacroNode) and node.macroname in DEF_MACROS:
+                while index < len(nodes) and not isinstance(nodes[index], latexwalker.LatexGroupNode):
+                    index += 1
+                index += 1
+                continue
+            if isinstance(node, latexwalker.LatexMacroNode) and node.macroname == "let":
+                index = _after_let(nodes, index)
+                continue
+            if (
+                isinstance(node, latexwalker.LatexMacroNode)
+                and self._cite_name(node.macroname) in MULTI_CITES
+            ):
+                extra = []
+                while index < len(nodes) and isinstance(nodes[index], latexwalker.LatexGroupNode):
+                    extra.append(nodes[index])
+                    index += 1
+                self._citation(node, origin, extra)
+                continue
+            self.node(node, origin)
+
+    def node(self, node, origin: int | None) -> None:
+        flat = node.pos if origin is None else origin
+        if isinstance(node, latexwalker.LatexCharsNode):
+            self._chars(node.chars, flat, origin is None)
+        elif isinstance(node, latexwalker.LatexGroupNode):
+            self.walk(node.nodelist, origin)
+        elif isinstance(node, latexwalker.LatexCommentNode):
+            pass  # comment regions come from the source (comment_regions)
+        elif isinstance(node, latexwalker.LatexMathNode):
+            self._formula(node, flat)
+        elif isinstance(node, latexwalker.LatexSpecialsNode):
+            text = SPECIALS.get(node.specials_chars)
+            self.out.add(text if text is not None else node_text(node), flat, False)
+        elif isinstance(node, latexwalker.LatexEnvironmentNode):
+            self._environment(node, origin)
+        elif isinstance(node, latexwalker.LatexMacroNode):
+            self._macro(node, origin)
+
+    def _chars(self, chars: str, flat: int, exact: bool) -> None:
+        position = 0
+        for match in _PARAGRAPH_BREAK.finditer(chars):
+            if not exact or self._masked(flat + match.start()):
+                continue
+            self.out.add(chars[position : match.start()], flat + position, exact)
+            self._end_paragraph()
+            position = match.end()
+        self.out.add(chars[position:], flat + position, exact)
+
+    def _macro(self, node, origin: int | None) -> None:
+        name = node.macroname
+        flat = node.pos if origin is None else origin
+        definition = self.definitions.get(name)
+        if self._cite_name(name) in CITE_COMMANDS:
+            self._citation(node, origin, [])
+        elif name in SECTION_LEVELS:
+            self._heading(node, SECTION_LEVELS[name], flat, origin)
+        elif definition is not None and definition.alias_of is None and name not in SYMBOLS:
+            self._user_macro(node, definition, origin)
+        elif name in REF_MACROS:
+            self.out.add("REF", flat, False)
+            self._post_space(node)
+        elif name in SKIPPED_REGION_MACROS:
+            self._skip(node, SKIPPED_REGION_MACROS[name], origin)
+        elif name == "item":
+            self._end_paragraph()
+            self.walk(_arg_nodes(node), origin)
+        elif name in ("par", "\\"):
+            if name == "par" and origin is None:
+                self._end_paragraph()
+            else:
+                self.out.space()
+        elif name == "appendix":
+            self.appendix, self.numbers = True, []
+        elif name == "abstract" and _last_arg_nodes(node):
+            self._abstract(_last_arg_nodes(node))
+        elif name == "title":
+            self.doc.title = self.doc.title or self._plain_text(_last_arg_nodes(node))
+        elif name == "href":
+            self.walk(_last_arg_nodes(node), origin)
+        elif name == "url" and node.nodeargd and node.nodeargd.argnlist:
+            self.out.add(_inner_source(node.nodeargd.argnlist[-1]) or "", flat, False)
+            self._post_space(node)
+        elif name in DROPPED_MACROS:
+            self._post_space(node)
+        elif name in SYMBOLS:
+            self.out.add(SYMBOLS[name], flat, False)
+            self._post_space(node)
+        elif (args := _last_arg_nodes(node)) and name not in _ACCENTS:
+            self.walk(args, origin)
+        else:
+            self.out.add(node_text(node), flat, False)
+            self._post_space(node)
+
+    def _post_space(self, node) -> None:
+        if getattr(node, "macro_post_space", ""):
+            self.out.space()
+
+    def _cite_name(self, name: str) -> str:
+        """The cite command ``name`` stands for (through ``\\let``/alias bodies), or ``name``."""
+        return _alias_target(self.definitions, name)
+
+    # -- citations ---------------------------------------------------------------------------
+
+    def _citation(self, node, origin: int | None, extra_groups: list) -> None:
+        command = self._cite_name(node.macroname)
+        keys = _cite_keys(node, extra_groups)
+        if self.invocation is not None:
+            written, start, end = self.invocation
+        else:
+            written, start = node.macroname, node.pos
+            end = (extra_groups[-1].pos + extra_groups[-1].len) if extra_groups else node.pos + node.len
+        index = len(self.doc.citations)
+        self.doc.citations.append(Citation(written, command, keys, start, end, self.in_text))
+        if not self.in_text or not keys:
+            return
+        flat = start
+        for number, key in enumerate(keys):
+            if number:
+                self.out.glue(",", flat)
+                self.out.space()
+            token_start, token_end = self.out.token(f"{{{{cite:{key}}}}}", flat)
+            self.out.cites.append(CiteMark(token_start, token_end, key, index))
+        self._post_space(node)
+
+    # -- structure ---------------------------------------------------------------------------
+
+    def _heading(self, node, level: int, flat: int, origin: int | None) -> None:
+        self._end_paragraph()
+        title = self._plain_text(_last_arg_nodes(node))
+        starred = bool(node.nodeargd and node.nodeargd.argnlist and node.nodeargd.argnlist[0] is not None)
+        if level <= self.top_level:
+            self.section = title
+        self.heading = title
+        relative = level - self.top_level
+        if relative >= 0 and not starred and level <= MAX_NUMBERED_LEVEL:
+            del self.numbers[relative + 1 :]
+            while len(self.numbers) <= relative:
+                self.numbers.append(0)
+            self.numbers[relative] += 1
+        self.doc.regions.append(Region("heading", flat, flat + node.len if origin is None else flat))
+
+    def _number(self) -> str | None:
+        if not self.numbers or self.numbers[0] == 0:
+            return None
+        first = (
+            chr(ord("A") + self.numbers[0] - 1)
+            if self.appendix and self.numbers[0] <= 26
+            else str(self.numbers[0])
+        )
+        return ".".join([first, *map(str, self.numbers[1:])])
+
+    def _end_paragraph(self) -> None:
+        out = self.out
+        if out.length:
+            self.out_paragraphs.append(
+                TexParagraph(
+                    out.text,
+                    self.section,
+                    self.heading,
+                    self._number(),
+                    tuple(out.cites),
+                    tuple(out.formulas),
+                    tuple(out.anchors),
+                )
+            )
+        self.out = _Builder()
+
+    def _environment(self, node, origin: int | None) -> None:
+        name = node.environmentname
+        flat = node.pos if origin is None else origin
+        if name in MATH_ENVS:
+            self._formula(node, flat)
+        elif name == "thebibliography":
+            self.doc.inline_bibliography = node.latex_verbatim()
+            self._skip(node, "bibliography", origin)
+        elif name in FLOAT_ENVS:
+            self._skip(node, "float", origin)
+        elif name in ABSTRACT_ENVS:
+            self._abstract(node.nodelist)
+            self.doc.regions.append(Region("abstract", flat, flat + node.len))
+        elif name in LIST_ENVS:
+            self._end_paragraph()
+            self.walk(node.nodelist, origin)
+            self._end_paragraph()
+        elif name in ACKNOWLEDGEMENT_ENVS:
+            self._end_paragraph()
+            section, heading = self.section, self.heading
+            self.section = self.heading = "Acknowledgments"
+            self.walk(node.nodelist, origin)
+            self._end_paragraph()
+            self.section, self.heading = section, heading
+        else:
+            self.walk(node.nodelist, origin)
+
+    def _abstract(self, nodes: list) -> None:
+        self._end_paragraph()
+        saved = self.out_paragraphs, self.section, self.heading, self.numbers
+        self.out_paragraphs, self.section, self.heading, self.numbers = (
+            self.doc.abstract,
+            "Abstract",
+            "Abstract",
+            [],
+        )
+        self.walk(nodes, None)
+        self._end_paragraph()
+        self.out_paragraphs, self.section, self.heading, self.numbers = saved
+
+    def _skip(self, node, kind: str, origin: int | None) -> None:
+        """Leave ``node`` out of the text; its citations are still recorded (not in the text)."""
+        flat = node.pos if origin is None else origin
+        self.doc.regions.append(Region(kind, flat, flat + node.len if origin is None else flat))
+        saved_out, saved_in_text, saved_paragraphs = self.out, self.in_text, self.out_paragraphs
+        self.out, self.in_text, self.out_paragraphs = _Builder(), False, []
+        try:
+            if isinstance(node, latexwalker.LatexEnvironmentNode):
+                self.walk(node.nodelist, origin)
+            else:
+                for arg in (node.nodeargd.argnlist if node.nodeargd else []) or []:
+                    if arg is not None:
+                        self.walk([arg], origin)
+        finally:
+            self.out, self.in_text, self.out_paragraphs = saved_out, saved_in_text, saved_paragraphs
+
+    def _plain_text(self, nodes: list) -> str:
+        """Text of a title or heading: no paragraphs, citations left out."""
+        saved = self.out, self.in_text, self.out_paragraphs
+        self.out, self.in_text, self.out_paragraphs = _Builder(), False, []
+        try:
+            self.walk(nodes, None)
+            return " ".join([*(p.text for p in self.out_paragraphs), self.out.text]).strip()
+        finally:
+            self.out, self.in_text, self.out_paragraphs = saved
+
+    def _formula(self, node, flat: int) -> None:
+        latex = node.latex_verbatim()
+        self.doc.regions.append(Region("math", flat, flat + node.len if flat == node.pos else flat))
+        if not self.in_text:
+            self.out.add(node_text(node), flat, False)
+            return
+        self.formula_count += 1
+        formula_id = hashlib.sha1(f"{self.formula_count}:{latex}".encode()).hexdigest()[:16]
+        start, end = self.out.token(f"{{{{formula:{formula_id}}}}}", flat)
+        self.out.formulas.append(Formula(start, end, formula_id, latex))
+
+    # -- user macros -------------------------------------------------------------------------
+
+    def _user_macro(self, node, definition: MacroDef, origin: int | None) -> None:
+        if not definition.expandable or self.depth >= MAX_EXPANSION_DEPTH:
+            self.walk(_last_arg_nodes(node), origin)
+            self._post_space(node)
+            return
+        args = [_inner_source(arg) for arg in (node.nodeargd.argnlist if node.nodeargd else [])]
+        body = substitute(definition, args)
+        flat = node.pos if origin is None else origin
+        outer = self.invocation is None
+        if outer:
+            self.invocation = (node.macroname, node.pos, node.pos + node.len)
+        self.depth += 1
+        try:
+            self.walk(self._parse(body), flat)
+        finally:
+            self.depth -= 1
+            if outer:
+                self.invocation = None
+        self._post_space(node)
+
+    # -- helpers -----------------------------------------------------------------------------
+
+    def _parse(self, text: str) -> list:
+        if text not in self.parsed:
+            walker = latexwalker.LatexWalker(text, latex_context=self.context, tolerant_parsing=True)
+            try:
+                self.parsed[text] = walker.get_latex_nodes()[0]
+            except (latexwalker.LatexWalkerError, RecursionError) as exc:
+                raise RecordError("latex_parse_error", f"{self.source.main}: {str(exc)[:300]}") from None
+        return self.parsed[text]
+
+    def _masked(self, flat: int) -> bool:
+        index = bisect.bisect_right(self.masked_starts, flat) - 1
+        return index >= 0 and flat < self.source.masked[index].end
+
+    def _tick(self) -> None:
+        self.nodes_seen += 1
+        if self.deadline is not None and self.nodes_seen % _TICK == 0 and time.monotonic() > self.deadline:
+            raise RecordError("latex_timeout", f"{self.source.main}: parsing took longer than the time limit")
+
+
+# Accent macros take a letter as argument: pylatexenc's text conversion renders them (\'{e} -> é).
+_ACCENTS = frozenset(
+    {"'", "`", "^", '"', "~", "=", ".", "u", "v", "H", "c", "d", "b", "r", "t", "k", "G", "U", "h", "f"}
+)
+
+
+def _context(definitions: dict[str, MacroDef]):
+    """pylatexenc's default macros plus the cite commands, verbatim-free floats and user macros."""
+    db = latexwalker.get_default_latex_context_db()
+    cite_specs = [macrospec.MacroSpec(name, "*[[{") for name in CITE_COMMANDS if name not in MULTI_CITES]
+    cite_specs += [macrospec.MacroSpec(name, "[[{") for name in MULTI_CITES]
+    dropped = [
+        macrospec.MacroSpec(name, spec) for name, spec in {**DROPPED_MACROS, **STRUCTURE_SPECS}.items()
+    ]
+    user = [
+        macrospec.MacroSpec(name, argspec(d))
+        for name, d in definitions.items()
+        if d.alias_of is None and name not in CITE_COMMANDS and name not in SECTION_LEVELS
+    ]
+    aliases = [
+        macrospec.MacroSpec(name, "*[[{")
+        for name, d in definitions.items()
+        if d.alias_of is not None and _alias_target(definitions, name) in CITE_COMMANDS
+    ]
+    environments = [macrospec.EnvironmentSpec(name, "[[[{") for name in ("minipage",)]
+    environments += [
+        macrospec.EnvironmentSpec(name, "[{")
+        for name in ("wrapfigure", "wraptable", "subfigure", "multicols", "adjustbox")
+    ]
+    db.add_context_category(
+        "citeworth", macros=dropped + cite_specs + user + aliases, environments=environments, prepend=True
+    )
+    fast_specials(db)
+    return db
+
+
+def _after_let(nodes: list, index: int) -> int:
+    """The index after ``\\let``'s two control sequences (and an ``=`` between them)."""
+    taken = 0
+    while index < len(nodes) and taken < 2:
+        node = nodes[index]
+        if isinstance(node, latexwalker.LatexMacroNode):
+            taken += 1
+        elif not (isinstance(node, latexwalker.LatexCharsNode) and node.chars.strip() in ("", "=")):
+            break
+        index += 1
+    return index
+
+
+def node_text(node) -> str:
+    """pylatexenc's Unicode rendering of a symbol, accent or special; "" where it trips over a
+    malformed macro (its converters index arguments that tolerant parsing left out)."""
+    try:
+        return _TEXT.node_to_text(node)
+    except (IndexError, AttributeError, TypeError, latexwalker.LatexWalkerError):
+        return ""
+
+
+def fast_specials(db) -> None:
+    """Replace ``db``'s specials test -- called at every character pylatexenc reads, and the parser's
+    hot spot (it loops over every category) -- by one regular expression, longest match first,
+    the first category's spec winning as in pylatexenc."""
+    specials: dict[str, object] = {}
+    for spec in db.iter_specials_specs():
+        specials.setdefault(spec.specials_chars, spec)
+    pattern = re.compile("|".join(re.escape(chars) for chars in sorted(specials, key=len, reverse=True)))
+
+    def test_for_specials(s, pos, parsing_state=None):
+        match = pattern.match(s, pos)
+        return specials[match.group()] if match else None
+
+    db.test_for_specials = test_for_specials
+
+
+def _default_context():
+    db = latexwalker.get_default_latex_context_db()
+    fast_specials(db)
+    return db
+
+
+TEXT_CONTEXT = _default_context()  # for short LaTeX snippets (bibliography fields)
+
+
+def _alias_target(definitions: dict[str, MacroDef], name: str) -> str:
+    seen = set()
+    while name in definitions and definitions[name].alias_of and name not in seen:
+        seen.add(name)
+        name = definitions[name].alias_of
+    return name
+
+
+def _cite_keys(node, extra_groups: list) -> tuple[str, ...]:
+    groups = []
+    args = node.nodeargd.argnlist if node.nodeargd else []
+    if args and args[-1] is not None:
+        groups.append(_inner_source(args[-1]))
+    groups += [_inner_source(group) for group in extra_groups]
+    keys = [key.strip() for group in groups if group for key in group.split(",")]
+    return tuple(key for key in keys if key and not _LATEX_LEFTOVERS.search(key) and " " not in key)
+
+
+def _inner_source(node) -> str | None:
+    """An argument's source without its delimiters."""
+    if node is None:
+        return None
+    if isinstance(node, latexwalker.LatexGroupNode):
+        return "".join(child.latex_verbatim() for child in node.nodelist)
+    return node.latex_verbatim()
+
+
+def _arg_nodes(node) -> list:
+    return [
+        arg
+        for arg in (node.nodeargd.argnlist if node.nodeargd else []) or []
+        if arg is not None and isinstance(arg, latexwalker.LatexGroupNode)
+    ]
+
+
+def _last_arg_nodes(node) -> list:
+    args = [arg for arg in (node.nodeargd.argnlist if node.nodeargd else []) or [] if arg is not None]
+    if not args:
+        return []
+    last = args[-1]
+    return last.nodelist if isinstance(last, latexwalker.LatexGroupNode) else [last]
+
+
+def _is_env(node, name: str) -> bool:
+    return isinstance(node, latexwalker.LatexEnvironmentNode) and node.environmentname == name
+
+
+def _is_macro(node, name: str) -> bool:
+    return isinstance(node, latexwalker.LatexMacroNode) and node.macroname == name

@@ -1,0 +1,362 @@
+"""The LaTeX reader on sources the tests write: torture fixtures (unbalanced braces, unknown macros,
+nested inputs, citations inside macro arguments and captions, PDF-only and corrupt members), the
+bibliography sources and their precedence, positions, and the bulk-tar shard."""
+
+from __future__ import annotations
+
+import gzip
+import io
+import json
+import tarfile
+
+import pytest
+
+from citeworth.core.paper import Paper
+from citeworth.sources import BadRecord, discover_shards, read_shard
+from citeworth.sources.latex import parse_tex_file, parse_tex_files
+from citeworth.sources.latex.bibliography import normalised_title, read_bbl, read_bib
+from citeworth.sources.latex.reader import read
+
+MAIN = r"""\documentclass{article}
+\usepackage{natbib}
+\newcommand{\mycite}[1]{\footnotesize\citet{#1}}
+\newcommand{\ours}{\textsc{SciFact}\xspace}
+\let\oldcite\cite
+\def\dcite#1{\citealp{#1}}
+\title{A Test of {\em Everything}}
+\begin{document}
+\maketitle
+\begin{abstract}
+We test the reader.
+\end{abstract}
+\section{Introduction}
+% a comment with \cite{commented}
+The \ours{} dataset extends prior work~\citep[p.~3]{Alpha,beta}. Caf\'e -- na\"ive ``quotes''.
+Unknown \frobnicate{kept text} and \weird macros stay readable {with an unbalanced brace.
+
+\iffalse
+Hidden \cite{hidden}.
+\fi
+Aliases: \mycite{gamma}, \oldcite{delta} and \dcite{alpha}; inside an argument \textbf{see \citep{beta}}.
+Maths $x^2$ and \[ y = 1 \] here.
+\begin{figure}\caption{A caption citing \cite{captioned}.}\end{figure}
+Footnote\footnote{Cited in a note \cite{noted}.} done.
+\input{sections/method}
+\section{Related Work}
+Biblatex \parencite{alpha} and \textcite[see][12]{beta} and \cites{gamma}{delta}.
+\bibliography{refs}
+\end{document}
+"""
+METHOD = r"""\subsection{Details}
+We follow \citet{epsilon}.
+\input{sections/deeper}
+"""
+DEEPER = "Deep text cites \\cite{alpha}.\n"
+STALE = r"\documentclass{article}\begin{document}Old draft \cite{stale}.\end{document}"
+BIB = r"""@article{alpha, title={The {Alpha} Paper}, author={Smith, Ann and Jones, Bob}, year={2001},
+  doi={10.1000/ABC.1}}
+@misc{Beta, title={Beta: a preprint}, author={Lee, Carl}, year={2019}, eprint={1901.00001v2},
+  archivePrefix={arXiv}}
+@book{gamma, title={Gamma Book}, author={Doe, Dan}, year={1999}}
+@inproceedings{delta, title={Delta}, author={Roe, Rita}, year={2005}, url={https://doi.org/10.5555/delta}}
+@article{epsilon, title={Epsilon}, author={Poe, Pia}, year={2010}}
+@article{captioned, title={Captioned}, author={Cap, Cy}, year={2011}}
+@article{noted, title={Noted}, author={Note, Nia}, year={2012}}
+@article{unused, title={Unused}, author={Un, Used}, year={2013}}
+"""
+
+
+def project() -> dict[str, bytes]:
+    return {
+        "main.tex": MAIN.encode(),
+        "sections/method.tex": METHOD.encode(),
+        "sections/deeper.tex": DEEPER.encode(),
+        "_old-main.tex": STALE.encode(),
+        "refs.bib": BIB.encode(),
+        "figure.png": b"\x89PNG\r\n\x1a\n\0\0",
+        "._main.tex": b"\0\x05\x16\x07 AppleDouble",
+    }
+
+
+def tar_gz(files: dict[str, bytes]) -> bytes:
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w:gz") as archive:
+        for name, data in sorted(files.items()):
+            info = tarfile.TarInfo(name)
+            info.size, info.mtime = len(data), 0
+            archive.addfile(info, io.BytesIO(data))
+    return buffer.getvalue()
+
+
+def bulk_tar(path, members: dict[str, bytes]) -> None:
+    with tarfile.open(path, "w") as archive:
+        for name, data in members.items():
+            info = tarfile.TarInfo(name)
+            info.size, info.mtime = len(data), 0
+            archive.addfile(info, io.BytesIO(data))
+
+
+def write_folder(root, files: dict[str, bytes]) -> None:
+    for name, data in files.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_bytes(data)
+
+
+@pytest.fixture
+def doc():
+    return parse_tex_files(project())
+
+
+def texts(doc) -> str:
+    return "\n".join(p.text for p in doc.paragraphs)
+
+
+def test_main_file_is_the_one_with_a_document_not_the_stale_draft(doc):
+    assert doc.source.main == "main.tex"
+    assert doc.source.included == ["main.tex", "sections/method.tex", "sections/deeper.tex"]
+    assert "stale" not in doc.cited_keys and "Old draft" not in texts(doc)
+
+
+def test_every_citation_command_and_alias_is_found_with_its_keys(doc):
+    found = [(c.command, c.cite_command, c.keys, c.in_text) for c in doc.citations]
+    assert found == [
+        ("citep", "citep", ("Alpha", "beta"), True),
+        ("mycite", "citet", ("gamma",), True),
+        ("oldcite", "cite", ("delta",), True),
+        ("dcite", "citealp", ("alpha",), True),
+        ("citep", "citep", ("beta",), True),
+        ("cite", "cite", ("captioned",), False),  # in a caption: recorded, not running text
+        ("cite", "cite", ("noted",), False),  # in a footnote
+        ("citet", "citet", ("epsilon",), True),
+        ("cite", "cite", ("alpha",), True),
+        ("parencite", "parencite", ("alpha",), True),
+        ("textcite", "textcite", ("beta",), True),
+        ("cites", "cites", ("gamma", "delta"), True),
+    ]
+    assert "commented" not in doc.cited_keys and "hidden" not in doc.cited_keys
+
+
+def test_text_is_plain_unicode_with_placeholders(doc):
+    text = texts(doc)
+    assert "The SciFact dataset extends prior work {{cite:Alpha}}, {{cite:beta}}." in text
+    assert "Café – naïve “quotes”." in text
+    assert "Unknown kept text and macros stay readable with an unbalanced brace." in text
+    assert "see {{cite:beta}}" in text and "Deep text cites {{cite:alpha}}." in text
+    assert "A caption" not in text and "Cited in a note" not in text and "Footnote done." in text
+    assert text.count("{{formula:") == 2
+    without_placeholders = text.replace("{{", "").replace("}}", "")
+    assert not set("\\{}") & set(without_placeholders)
+    assert doc.title == "A Test of Everything"
+    assert [p.text for p in doc.abstract] == ["We test the reader."]
+
+
+def test_sections_and_numbers(doc):
+    by_text = {p.text.split()[0]: p for p in doc.paragraphs}
+    assert (by_text["The"].section, by_text["The"].sec_number) == ("Introduction", "1")
+    assert (by_text["We"].section, by_text["We"].heading, by_text["We"].sec_number) == (
+        "Introduction",
+        "Details",
+        "1.1",
+    )
+    assert by_text["Biblatex"].section == "Related Work" and by_text["Biblatex"].sec_number == "2"
+
+
+def test_positions_map_text_back_to_file_line_and_column(doc):
+    deep = next(p for p in doc.paragraphs if "Deep text" in p.text)
+    mark = next(c for c in deep.cites if c.key == "alpha")
+    assert str(doc.paragraph_position(deep, mark.start)) == "sections/deeper.tex:1:17"
+    assert str(doc.paragraph_position(deep, deep.text.index("text"))) == "sections/deeper.tex:1:6"
+    first = doc.paragraphs[0]
+    assert str(doc.paragraph_position(first, first.text.index("dataset"))) == "main.tex:15:13"
+    alias = next(c for c in doc.citations if c.command == "mycite")
+    assert str(doc.position(alias.start)) == "main.tex:21:10"  # the alias's own position
+    kinds = {r.kind for r in doc.regions}
+    assert {"preamble", "comment", "math", "float", "footnote", "skipped", "heading", "abstract"} <= kinds
+    hidden = MAIN.index("Hidden")
+    assert next(r.kind for r in doc.regions if r.start <= hidden < r.end) == "skipped"
+
+
+def test_parse_tex_file_reads_a_draft_from_disk(tmp_path):
+    write_folder(tmp_path, project())
+    doc = parse_tex_file(tmp_path / "main.tex")
+    assert doc.source.included[-1] == "sections/deeper.tex" and len(doc.citations) == 12
+
+
+def test_paper_resolves_keys_with_stable_ids(tmp_path):
+    write_folder(tmp_path / "paper", project())
+    [paper] = read_paper_items(tmp_path / "paper")
+    assert isinstance(paper, Paper) and paper.paper_id == "paper" and paper.source == "arxiv_latex"
+    cites = [c for p in paper.paragraphs for c in p.cite_spans]
+    assert {c.ref_id for c in cites} == {
+        "doi:10.1000/abc.1",
+        "arxiv:1901.00001",
+        "doi:10.5555/delta",
+        f"title:{_title_hash('Gamma Book')}",
+        f"title:{_title_hash('Epsilon')}",
+    }
+    first = paper.paragraphs[0]
+    assert "prior work {{cite:doi:10.1000/abc.1}}, {{cite:arxiv:1901.00001}}." in first.text
+    assert all(first.text[c.start : c.end] == c.text for c in first.cite_spans)
+    alpha = paper.bib_entries["doi:10.1000/abc.1"]
+    assert (alpha.title, alpha.year, alpha.authors, alpha.ids) == (
+        "The Alpha Paper",
+        2001,
+        ("Smith", "Jones"),
+        {"doi": "10.1000/abc.1"},
+    )
+    # Only cited .bib entries are references (BibTeX writes no others), captions' citations included.
+    assert "title:" + _title_hash("Unused") not in paper.bib_entries
+    assert "title:" + _title_hash("Captioned") in paper.bib_entries
+    assert paper.fields_of_study == () and paper.metadata["field_scheme"] == "arxiv"
+    assert [p for p in paper.paragraphs if p.ref_spans][0].ref_spans[0][2] == "formula"
+
+
+def _title_hash(title: str) -> str:
+    import hashlib
+
+    return hashlib.sha1(normalised_title(title).encode()).hexdigest()[:16]
+
+
+def read_paper_items(folder, metadata=None, **kwargs) -> list:
+    [shard] = discover_shards("arxiv_latex", str(folder), metadata=metadata)
+    return list(read(shard, **kwargs))
+
+
+def test_bbl_comes_before_thebibliography_and_bib():
+    bbl = read_bbl(
+        r"""\begin{thebibliography}{2}
+\bibitem[{Smith and Jones(2001)Smith, and Jones}]{alpha}
+Ann Smith and Bob Jones. 2001.
+\newblock The alpha paper as the bbl has it.
+\newblock \emph{Journal}, arXiv:2101.00002.
+\bibitem{other} C.~Lee. \newblock Other. \newblock {\em J.}, 2003. doi:10.1000/XYZ.
+\end{thebibliography}""",
+        "bbl",
+    )
+    assert bbl["alpha"].ids == {"arxiv": "2101.00002"} and bbl["alpha"].authors == ("Smith", "Jones")
+    assert bbl["alpha"].title == "The alpha paper as the bbl has it" and bbl["alpha"].year == 2001
+    assert bbl["other"].stable_id == "doi:10.1000/xyz"
+    bib = read_bib("@article{MixedCase, title={T}}")
+    assert list(bib) == ["mixedcase"]  # BibTeX keys are case-insensitive
+
+
+def test_biblatex_bbl_entries():
+    bbl = read_bbl(
+        r"""\entry{knuth}{book}{}
+  \name{author}{1}{}{{{}{family={Knuth},given={Donald}}}}
+  \field{title}{The {\TeX}book}
+  \field{year}{1984}
+  \verb{doi}
+  \verb 10.1000/TEXBOOK
+  \endverb
+\endentry""",
+        "bbl",
+    )
+    assert bbl["knuth"].authors == ("Knuth",) and bbl["knuth"].ids == {"doi": "10.1000/texbook"}
+    assert bbl["knuth"].year == 1984
+
+
+def test_inline_thebibliography_and_main_bbl_resolve(tmp_path):
+    main = (
+        r"\documentclass{article}\begin{document}\section{A}Text \cite{k1} and \cite{k2}."
+        r"\begin{thebibliography}{9}\bibitem{k1} A. Author. \newblock Inline title. \newblock 2000."
+        r"\end{thebibliography}\end{document}"
+    )
+    write_folder(
+        tmp_path / "p",
+        {
+            "p.tex": main.encode(),
+            "p.bbl": rb"\bibitem{k2} B. Author. \newblock From the bbl. \newblock 2001.",
+        },
+    )
+    [paper] = read_paper_items(tmp_path / "p")
+    titles = {entry.title for entry in paper.bib_entries.values()}
+    assert {"Inline title", "From the bbl"} <= titles
+    assert all(c.ref_id for p in paper.paragraphs for c in p.cite_spans)
+
+
+def test_torture_members_in_a_bulk_tar_are_quarantined_with_reasons_and_the_shard_goes_on(tmp_path):
+    good = tar_gz(project())
+    single = gzip.compress(
+        rb"\documentclass{article}\begin{document}One file \cite{x}."
+        rb"\begin{thebibliography}{1}\bibitem{x} X. \newblock Y. \end{thebibliography}"
+        rb"\end{document}",
+        mtime=0,
+    )
+    shard_file = tmp_path / "arXiv_src_2212_001.tar"
+    bulk_tar(
+        shard_file,
+        {
+            "2212/2212.00001.gz": good,
+            "2212/2212.00002.pdf": b"%PDF-1.5 only a pdf",
+            "2212/2212.00003.gz": good[:200] + b"\0garbage" * 10,
+            "2212/2212.00004.gz": single,
+            "2212/2212.00005.gz": tar_gz({"style.sty": b"\\def\\x{}", "fig.png": b"\x89PNG"}),
+            "2212/2212.00006.gz": tar_gz(
+                {"m.tex": rb"\documentclass{article}\begin{document}\cite{a}\end{document}"}
+            ),
+        },
+    )
+    metadata = tmp_path / "meta.jsonl"
+    metadata.write_text(
+        json.dumps(
+            {
+                "id": "2212.00001",
+                "categories": "cs.CL cs.LG",
+                "title": "Meta title",
+                "doi": "10.1/X",
+                "versions": [{"created": "Mon, 5 Dec 2022 10:00:00 GMT"}],
+            }
+        )
+        + "\n"
+    )
+    [shard] = discover_shards("arxiv_latex", str(tmp_path / "*.tar"), metadata=str(metadata))
+    assert (shard.name, shard.release) == ("arXiv_src_2212_001", "2212")
+    items = list(read_shard(shard))
+    outcome = {
+        item.location if isinstance(item, BadRecord) else item.paper_id: item.reason
+        if isinstance(item, BadRecord)
+        else "ok"
+        for item in items
+    }
+    assert outcome == {
+        "2212.00001": "ok",
+        "member 2212/2212.00002.pdf": "pdf_only",
+        "member 2212/2212.00003.gz": "corrupt_gzip",
+        "2212.00004": "ok",
+        "member 2212/2212.00005.gz": "no_main_tex",
+        "member 2212/2212.00006.gz": "no_bibliography",
+    }
+    assert not any(item.fatal for item in items if isinstance(item, BadRecord))
+    paper = items[0]
+    assert (paper.title, paper.fields_of_study, paper.ids) == (
+        "Meta title",
+        ("cs.CL", "cs.LG"),
+        {"arxiv": "2212.00001", "doi": "10.1/x"},
+    )
+    assert paper.metadata["year"] == 2022 and paper.metadata["source_name"] == "2212.00001.gz"
+    assert items[3].fields_of_study == ()  # no metadata row: curation rejects it (no_fields_of_study)
+
+
+def test_a_paper_past_its_time_limit_is_quarantined(tmp_path):
+    body = "\n\n".join(f"Paragraph {i} with \\emph{{some}} text \\cite{{k{i}}}." for i in range(400))
+    write_folder(
+        tmp_path / "slow",
+        {"slow.tex": ("\\documentclass{article}\\begin{document}" + body + "\\end{document}").encode()},
+    )
+    [item] = read_paper_items(tmp_path / "slow", time_limit=0.0)
+    assert isinstance(item, BadRecord) and item.reason == "latex_timeout"
+
+
+def test_single_eprint_and_corrupt_eprint(tmp_path):
+    (tmp_path / "2101.00001.gz").write_bytes(tar_gz(project()))
+    (tmp_path / "2101.00002.gz").write_bytes(b"\x1f\x8b\x08\x00broken")
+    shards = discover_shards("arxiv_latex", str(tmp_path / "*.gz"))
+    items = [item for shard in shards for item in read_shard(shard)]
+    assert isinstance(items[0], Paper) and items[0].ids == {"arxiv": "2101.00001"}
+    assert isinstance(items[1], BadRecord) and items[1].reason == "corrupt_gzip"
+
+
+def test_rereading_gives_identical_papers(tmp_path):
+    write_folder(tmp_path / "paper", project())
+    assert read_paper_items(tmp_path / "paper") == read_paper_items(tmp_path / "paper")
