@@ -50,6 +50,8 @@ def raw_span(item: Any, kind: str, where: str) -> RawSpan:
 def make_paragraph(
     text: str, section: str, spans: Iterable[RawSpan], where: str, sec_number: str | None = None
 ) -> Paragraph:
+    if not spans and isinstance(text, str):  # most paragraphs: nothing to check
+        return Paragraph(text=text, section=section, sec_number=sec_number)
     placed = place(text, spans, where)
     for before, after in itertools.pairwise(placed):
         if after.start < before.end:
