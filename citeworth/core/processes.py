@@ -4,8 +4,9 @@ A ``kill -9`` of a stage gives its pool no chance to stop its workers: re-parent
 go on curating shards and then block forever on a result pipe nobody reads. So each worker,
 first thing, asks the kernel to kill it when its parent dies (Linux ``PR_SET_PDEATHSIG``), and
 a watchdog thread polls its parent's pid and exits when that changes (the portable fallback,
-e.g. on macOS). Workers are spawned, not forked, on every platform: their parent is then always
-this process, and no lock held by another thread is copied into them half-taken.
+e.g. on macOS). Workers are forked on Linux (its default in Python 3.11: a spawned worker spends
+~5 s re-importing spaCy) and spawned elsewhere (macOS's default); either way their parent is this
+process, which the pid check relies on (a forkserver would be their parent instead).
 """
 
 from __future__ import annotations
@@ -22,11 +23,12 @@ from concurrent.futures import ProcessPoolExecutor
 
 PR_SET_PDEATHSIG = 1  # <linux/prctl.h>
 POLL_SECONDS = 0.5
+START_METHOD = "fork" if sys.platform.startswith("linux") else "spawn"
 
 
 def worker_pool(max_workers: int) -> ProcessPoolExecutor:
     """A process pool whose workers exit as soon as this process is gone, however it ends."""
-    return ProcessPoolExecutor(max_workers=max_workers, mp_context=multiprocessing.get_context("spawn"),
+    return ProcessPoolExecutor(max_workers=max_workers, mp_context=multiprocessing.get_context(START_METHOD),
                                initializer=die_with_parent, initargs=(os.getpid(),))
 
 
