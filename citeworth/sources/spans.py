@@ -51,6 +51,8 @@ def make_paragraph(
     text: str, section: str, spans: Iterable[RawSpan], where: str, sec_number: str | None = None,
     headings: tuple[str, ...] = (),
 ) -> Paragraph:
+    if not spans and isinstance(text, str):  # most paragraphs: nothing to check
+        return Paragraph(text=text, section=section, sec_number=sec_number)
     placed = place(text, spans, where)
     for before, after in itertools.pairwise(placed):
         if after.start < before.end:
