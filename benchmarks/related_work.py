@@ -5,7 +5,7 @@
 Issue 12's targets: related-work section found for >= 97% of the gold papers, anchors mapped to a
 bibliography entry for >= 95%; Kobayashi et al. report section titles found in 110 of 113 ACL PDFs
 (GROBID alone: 103 of 113). The gold (tests/gold/related_work.json) covers the 169 mirrored papers:
-the demo corpus as downloaded to raw/demo/demo-v1 and the PLOS starter corpus from
+the demo-v1 corpus as downloaded to raw/demo/<download.release> and the PLOS starter corpus from
 $CITEWORTH_MIRROR. The figures are not comparable with Kobayashi's beyond their shape: other
 papers, other sources (one GROBID TEI among them), 12 gold sections instead of 113. Results:
 benchmarks/results/related_work.json.
@@ -25,6 +25,7 @@ from citeworth.corpora.related_work.gold import detect, load_gold, score
 from citeworth.corpora.related_work.sections import SectionFinder
 from citeworth.curate.sentences import SentenceSplitter
 from citeworth.sources import BadRecord, discover_shards, read_shard
+from citeworth.stages import stage_params
 
 ROOT = Path(__file__).resolve().parents[1]
 GOLD = ROOT / "tests" / "gold" / "related_work.json"
@@ -33,7 +34,8 @@ KOBAYASHI = {"papers": 113, "proposed_titles_found": 110, "grobid_titles_found":
 
 
 def main() -> int:
-    raw = ROOT / "raw" / "demo" / "demo-v1" / "github"
+    download = stage_params("download", path=ROOT / "params.yaml")
+    raw = ROOT / download.out_dir / "demo" / download.release / "github"
     mirror = Path(os.environ.get("CITEWORTH_MIRROR") or ROOT.parent / "shared" / "data")
     if not raw.is_dir() or not mirror.is_dir():
         print(f"needs the demo corpus in {raw} (citeworth run download) and the mirror ({mirror}): "

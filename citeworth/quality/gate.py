@@ -25,7 +25,7 @@ from citeworth.quality.results import Outcome
 from citeworth.quality.suites import suites
 from citeworth.quality.summary import summary
 from citeworth.quality.tables import Table, dataset_tables, raw_tables, split_tables
-from citeworth.sources import BadRecord, discover_shards, read_shard
+from citeworth.sources import BadRecord, input_shards, read_shard
 
 log = logging.getLogger(__name__)
 BASELINE = "baseline_"  # prefix of the baseline's table names
@@ -95,11 +95,10 @@ def _missing_splits(data_dir: Path) -> list[str]:
 
 
 def _raw_items(params: ValidateParams) -> Iterator[tuple[str, Paper | BadRecord]]:
-    for spec in params.raw_inputs:
-        try:
-            shards = discover_shards(spec.reader, spec.glob, spec.metadata, spec.release)
-        except (FileNotFoundError, ValueError) as exc:
-            raise StageFailed(f"raw input of the raw-input suite: {exc}") from exc
-        for shard in shards:
-            for item in islice(read_shard(shard), params.raw_records_per_shard):
-                yield spec.reader, item
+    try:
+        shards = input_shards(params.raw_inputs)
+    except (FileNotFoundError, ValueError) as exc:
+        raise StageFailed(f"raw input of the raw-input suite: {exc}") from exc
+    for shard in shards:
+        for item in islice(read_shard(shard), params.raw_records_per_shard):
+            yield shard.reader, item

@@ -33,10 +33,11 @@ from __future__ import annotations
 import dataclasses
 import glob as globbing
 import hashlib
+import logging
 import os
 import re
 from collections import Counter, defaultdict
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 
 from citeworth.core.paper import Paper
@@ -45,7 +46,8 @@ from citeworth.sources.base import BadRecord, InputSpec, Shard
 from citeworth.sources.latex import files as latex_files
 from citeworth.sources.latex import reader as latex_reader
 
-__all__ = ["BadRecord", "InputSpec", "READERS", "Shard", "discover_shards", "read_shard"]
+__all__ = ["BadRecord", "InputSpec", "READERS", "Shard", "discover_shards", "input_shards", "read_shard"]
+log = logging.getLogger(__name__)
 
 READERS: dict[str, Callable[[Shard], Iterator[Paper | BadRecord]]] = {
     "unarxive": unarxive.read,
@@ -74,6 +76,17 @@ def discover_shards(
                                 "has the download stage run?")
     shards = _unique_names(_DISCOVER[reader](files, metadata, release))
     return sorted(shards, key=lambda shard: shard.name)
+
+
+def input_shards(inputs: Iterable[InputSpec]) -> list[Shard]:
+    """The shards of every input, in order; an ``optional`` input that matches no file has none."""
+    shards = []
+    for spec in inputs:
+        if spec.optional and not _matches(spec.glob, folders=spec.reader == "arxiv_latex"):
+            log.info("%s: no files match %r; the input is optional, so it is skipped", spec.reader, spec.glob)
+            continue
+        shards += discover_shards(spec.reader, spec.glob, spec.metadata, spec.release)
+    return shards
 
 
 def read_shard(shard: Shard) -> Iterator[Paper | BadRecord]:

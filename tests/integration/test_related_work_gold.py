@@ -21,7 +21,7 @@ PLOS = "github/PLOS/allofplos/allofplos/starter_corpus/*.xml"
 
 
 def corpus(demo_project: Path, mirror: Path) -> list[tuple[str, str]]:
-    raw = demo_project / "raw" / "demo" / "demo-v1" / "github"
+    raw = demo_project / "raw" / "demo" / "demo-v2" / "github"
     return [("unarxive", f"{raw}/IllDepence/unarXive/doc/unarXive_data_sample/*.jsonl"),
             ("s2orc_json", f"{raw}/allenai/s2orc-doc2json/tests/s2orc/*/*.json"),
             ("jats", f"{raw}/titipata/pubmed_parser/data/*.nxml"),
