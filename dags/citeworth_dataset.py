@@ -1,29 +1,38 @@
 """**citeworth_dataset**: a source release in, a validated, DVC-versioned CiteWorth dataset out.
 
-resolve_release (skip the run if that release already has a data version) -> configure (the
-form's values into params.yaml) -> download -> curate, one mapped task per shard, and the same for
+resolve_release (claim the release; skip the run if it already has a data version or another run
+claims it) -> open_workspace (a git worktree of its own at the commit the run starts from, the
+form's values into its params.yaml) -> download -> curate, one mapped task per shard, and the same for
 the spans-only baseline -> assemble (+ baseline) -> validate (Great Expectations gate), and beside
 curate the related-work dataset (Kobayashi et al.'s format) and the exports (unarXive JSONL,
 GrabCite files) -> version
-(`dvc commit`, `dvc push`, git tag `data/<source>/<release>`) -> emits the `citeworth_dataset`
-asset, which schedules `citeworth_models`. A backfill over a date range builds each release once.
+(`dvc commit`, `dvc push`, git tag `data/<source>/<release>`; one run at a time, pool
+`citeworth_versioning`) -> emits the `citeworth_dataset` asset and triggers one `citeworth_models`
+run on the new data version -> close_workspace. A backfill over a date range builds each release
+once; a failed run keeps its workspace (housekeeping removes it after some days) and hands its
+release claim back.
 """
 
 from __future__ import annotations
 
 from datetime import UTC, datetime
 
+from airflow.providers.standard.operators.trigger_dagrun import TriggerDagRunOperator
 from airflow.sdk import dag
 from citeworth_airflow.operators import DvcVersionOperator
 from citeworth_airflow.tasks import (
     DATASET_ASSET,
     DATASET_PARAMS,
     DEFAULT_ARGS,
-    configure,
+    close_workspace,
     curate_shard,
     download,
     export,
+    housekeeping,
+    new_data_version,
+    open_workspace,
     plan_shards,
+    release_claims,
     resolve_release,
     stage,
 )
@@ -37,15 +46,16 @@ from citeworth.orchestration.versioning import DATASET_STAGES
     start_date=datetime(2024, 1, 1, tzinfo=UTC),
     catchup=False,
     max_active_runs=1,
-    default_args=DEFAULT_ARGS,
+    default_args={**DEFAULT_ARGS, "on_failure_callback": release_claims},
     params=DATASET_PARAMS,
     tags=["citeworth", "dataset"],
     doc_md=__doc__,
 )
 def citeworth_dataset():
+    housekeeping()
     release = resolve_release()
     downloaded = download()
-    configure(release) >> downloaded
+    open_workspace(release) >> downloaded
 
     shards = plan_shards.override(task_id="plan_curate")("curate")
     baseline_shards = plan_shards.override(task_id="plan_curate_baseline")("curate_baseline")
@@ -75,6 +85,11 @@ def citeworth_dataset():
     )
     [assembled, assembled_baseline] >> validated >> version
     [related_work, exported] >> version
+    # One models run per new data version, training on it (asset events arriving together would
+    # make one run of several versions).
+    version >> TriggerDagRunOperator(task_id="train_models", trigger_dag_id="citeworth_models",
+                                     conf={"data_version": new_data_version(version.output)})
+    version >> close_workspace()
 
 
 citeworth_dataset()

@@ -1,10 +1,13 @@
 """**citeworth_models**: train, compare and transfer cite-worthiness models on the latest dataset.
 
-Scheduled on the `citeworth_dataset` asset (a new data version) or triggered by hand with the
-form. configure -> train, one mapped task per model (the GPU queue on a Celery deployment) ->
-report (Table 4); beside them the domain study, one mapped task per train field x test field cell,
-then its aggregation (Table 5), and transfer (Table 6) -> version (`dvc commit`, `dvc push`, a git
-commit of dvc.lock and the metrics). The task graph is dvc.yaml's (a test checks it).
+Triggered by `citeworth_dataset` once per new data version (form field `data_version`), or by hand
+with the form. open_workspace (a git worktree of its own at that data version, else the branch's
+tip, the form's values in its params.yaml) -> train, one mapped task per model (the GPU queue on a
+Celery deployment) -> report (Table 4); beside them the domain study, one mapped task per train
+field x test field cell, then its aggregation (Table 5), and transfer (Table 6) -> version (`dvc
+commit`, `dvc push`, a git commit of dvc.lock and the metrics: onto the branch for a run on the
+defaults, onto `runs/<run id>` for a run with its own models, seeds or overrides) ->
+close_workspace. The task graph is dvc.yaml's (a test checks it).
 """
 
 from __future__ import annotations
@@ -14,13 +17,14 @@ from datetime import UTC, datetime
 from airflow.sdk import dag
 from citeworth_airflow.operators import DvcVersionOperator
 from citeworth_airflow.tasks import (
-    DATASET_ASSET,
     DEFAULT_ARGS,
     MODELS_PARAMS,
     TRAIN_QUEUE,
-    configure,
+    close_workspace,
     domain_cell,
     domains_aggregate,
+    housekeeping,
+    open_workspace,
     plan_cells,
     plan_models,
     stage,
@@ -32,7 +36,7 @@ from citeworth.orchestration.versioning import MODEL_STAGES
 
 @dag(
     dag_id="citeworth_models",
-    schedule=[DATASET_ASSET],
+    schedule=None,
     start_date=datetime(2024, 1, 1, tzinfo=UTC),
     catchup=False,
     max_active_runs=1,
@@ -42,7 +46,8 @@ from citeworth.orchestration.versioning import MODEL_STAGES
     doc_md=__doc__,
 )
 def citeworth_models():
-    configured = configure()
+    housekeeping()
+    configured = open_workspace()
     models = plan_models()
     configured >> models
     trained = train_model.expand(model=models)
@@ -56,7 +61,8 @@ def citeworth_models():
     # Table 4 needs the models only (as in dvc.yaml); it links the studies' tables by path.
     report = stage.override(task_id="report")("report")
     trained >> report
-    [report, domains, transfer] >> DvcVersionOperator(task_id="version", stages=MODEL_STAGES)
+    version = DvcVersionOperator(task_id="version", stages=MODEL_STAGES)
+    [report, domains, transfer] >> version >> close_workspace()
 
 
 citeworth_models()

@@ -51,13 +51,23 @@ def form_updates(form: dict[str, Any]) -> dict[str, dict[str, Any]]:
 def apply_params(project: Path, updates: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
     """Write ``{section: {key: value}}`` (top-level keys of a section) into params.yaml.
 
-    A value that carries an anchor is changed in place, so the values aliased to it change with it.
-    The result must fit every changed section's params class -- else nothing is written and the
-    stage's own message is raised. Returns every key whose value changed, aliases included ({}: the
-    file is untouched).
+    Returns every key whose value changed, aliases included ({}: the file is untouched); nothing
+    is written when a value does not fit its stage (see ``updated_params``).
     """
     path = project / "params.yaml"
-    text = path.read_text()
+    edited, changed = updated_params(path.read_text(), updates)
+    if changed:
+        write_text(path, edited)
+        log.info("params.yaml updated: %s", changed)
+    return changed
+
+
+def updated_params(text: str, updates: dict[str, dict[str, Any]]) -> tuple[str, dict[str, dict[str, Any]]]:
+    """The params.yaml ``text`` with ``updates`` applied, and every key whose value changed.
+
+    A value that carries an anchor is changed in place, so the values aliased to it change with it.
+    The result must fit every changed section's params class, else the stage's own message is raised.
+    """
     document = _yaml().load(text)
     missing = [section for section in updates if section not in (document or {})]
     if missing:
@@ -69,14 +79,11 @@ def apply_params(project: Path, updates: dict[str, dict[str, Any]]) -> dict[str,
             _assign(document[section], key, value)
     edited = round_trip(document)
     result = yaml.safe_load(edited) or {}
-    changed = _changed(yaml.safe_load(text) or {}, result)
+    changed = changed_values(yaml.safe_load(text) or {}, result)
     for section in changed:
         values = resolve_references(result[section] or {}, result, section)
         build(params_class(stage_function(section)), values, where=section)
-    if changed:
-        write_text(path, edited)
-        log.info("params.yaml updated: %s", changed)
-    return changed
+    return (edited if changed else text), changed
 
 
 def round_trip(document: Any) -> str:
@@ -117,7 +124,7 @@ def _assign(section: CommentedMap, key: str, value: Any) -> None:
         section[key] = value
 
 
-def _changed(before: dict, after: dict) -> dict[str, dict[str, Any]]:
+def changed_values(before: dict, after: dict) -> dict[str, dict[str, Any]]:
     changed: dict[str, dict[str, Any]] = {}
     for section, values in after.items():
         old = before.get(section) or {}

@@ -1,8 +1,9 @@
 """Versioning a run's outputs: ``dvc commit`` and ``dvc push``, a git commit of the lock, data tags.
 
-After the stages ran, the outputs are recorded in ``dvc.lock`` with ``dvc commit`` -- so ``dvc
-status`` afterwards compares the same hashes ``dvc repro`` would have written -- pushed to the DVC
-remote; the lock is committed and the data version tagged by source release in git.
+After the stages ran in a run's workspace, the outputs are recorded in ``dvc.lock`` with ``dvc
+commit`` -- so ``dvc status`` afterwards compares the same hashes ``dvc repro`` would have written
+-- pushed to the DVC remote; the lock is committed onto a branch by ``publish`` (no working tree
+is touched) and the data version tagged by source release in git.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -35,21 +37,6 @@ def dvc(project: Path, *args: str) -> str:
         raise StageFailed(f"`dvc {' '.join(args)}` failed (exit {done.returncode}): "
                           f"{(done.stderr or done.stdout).strip()[-2000:]}")
     return done.stdout
-
-
-def is_up_to_date(project: Path, stages: Iterable[str]) -> bool:
-    """True when dvc.lock records ``stages`` and their deps, params and outs match the workspace."""
-    return not dvc_status(project, stages)
-
-
-def dvc_stages_running(project: Path, stage: str) -> list[str]:
-    """The dvc.yaml stages whose command is ``citeworth run STAGE`` (``curate_baseline``:
-    ``curate@baseline``; ``train``: every ``train@<model>``)."""
-    from dvc.repo import Repo
-
-    with Repo(str(project)) as repo:
-        return sorted(dvc_stage.name for dvc_stage in repo.index.stages
-                      if dvc_stage.cmd.split()[:3] == ["citeworth", "run", stage])
 
 
 def _selected(name: str, wanted: set[str]) -> bool:
@@ -96,8 +83,10 @@ def git_tracked_outputs(project: Path, stages: Iterable[str]) -> list[str]:
     return [path for path in present if path not in ignored]
 
 
-def git(project: Path, *args: str, check: bool = True) -> str:
-    done = subprocess.run(["git", *_GIT_IDENTITY, *args], cwd=project, capture_output=True, text=True)
+def git(project: Path, *args: str, check: bool = True, env: dict[str, str] | None = None,
+        stdin: str | None = None) -> str:
+    done = subprocess.run(["git", *_GIT_IDENTITY, *args], cwd=project, capture_output=True, text=True,
+                          env=env, input=stdin)
     if check and done.returncode != 0:
         raise StageFailed(f"`git {' '.join(args)}` failed: {(done.stderr or done.stdout).strip()}")
     return done.stdout.strip()
@@ -114,35 +103,97 @@ def versioned_releases(project: Path, source: str) -> list[str]:
     return sorted(tag[len(prefix):] for tag in tags if tag)
 
 
-def commit_version(project: Path, stages: Iterable[str], message: str) -> str | None:
-    """Commit dvc.lock, params.yaml and the git-kept outputs of ``stages``; None if nothing changed."""
-    paths = ["dvc.lock", "params.yaml", *git_tracked_outputs(project, stages)]
-    git(project, "add", "--", *paths)
-    if not git(project, "diff", "--cached", "--name-only", "--", *paths):
+def publish(workspace: Path, stages: Iterable[str], message: str, *, ref: str, start: str,
+            param_updates: dict[str, dict[str, Any]] | None = None) -> dict[str, Any]:
+    """Commit a run's record of ``stages`` onto ``ref`` (e.g. ``refs/heads/main`` or
+    ``refs/heads/runs/<run>``) without touching any working tree; ``{"commit", "created"}``.
+
+    The commit's parent is ``ref``'s tip (``start``, the run's start commit, for a new ref): its
+    dvc.lock with the entries of ``stages`` replaced by the workspace's, its params.yaml with the
+    run's ``param_updates`` applied, and the git-kept outputs of ``stages`` from the workspace.
+    So runs that started from an older commit add their stages to what other runs versioned in
+    the meantime, and the ref moves only by compare-and-swap from the tip it was built on.
+    """
+    from citeworth.orchestration.params_file import updated_params
+
+    stages = list(stages)
+    tip = git(workspace, "rev-parse", "--verify", "--quiet", ref, check=False)
+    base = tip or start
+    files = {
+        "dvc.lock": _merged_lock(_show(workspace, base, "dvc.lock"), (workspace / "dvc.lock").read_text(),
+                                 stages),
+        "params.yaml": updated_params(_show(workspace, base, "params.yaml"), param_updates or {})[0],
+    }
+    for path in git_tracked_outputs(workspace, stages):
+        text = (workspace / path).read_text()
+        is_ignore = path.endswith(".gitignore")
+        files[path] = _merged_ignore(_show(workspace, base, path), text) if is_ignore else text
+    commit = _commit_files(workspace, base, files, message)
+    if commit is None:
+        return {"commit": git(workspace, "rev-parse", f"{base}^{{commit}}"), "created": False}
+    git(workspace, "update-ref", "-m", message, ref, commit, tip or "0" * 40)
+    return {"commit": commit, "created": True}
+
+
+def _show(workspace: Path, commit: str, path: str) -> str:
+    """``path`` as ``commit`` has it ("" when it has no such file)."""
+    done = subprocess.run(["git", "show", f"{commit}:{path}"], cwd=workspace, capture_output=True, text=True)
+    return done.stdout if done.returncode == 0 else ""
+
+
+def _merged_lock(base: str, workspace: str, stages: list[str]) -> str:
+    """``base``'s dvc.lock with the entries of ``stages`` taken from the workspace's lock (the
+    workspace's text itself when the two agree, as DVC wrote it)."""
+    from dvc.utils.serialize import dumps_yaml
+
+    merged = yaml.safe_load(base) or {"schema": "2.0", "stages": {}}
+    ours = yaml.safe_load(workspace) or {"stages": {}}
+    wanted = set(stages)
+    merged.setdefault("stages", {}).update(
+        {name: entry for name, entry in ours["stages"].items() if _selected(name, wanted)})
+    return workspace if merged == ours else dumps_yaml(merged)
+
+
+def _merged_ignore(base: str, workspace: str) -> str:
+    """A .gitignore DVC writes beside outputs: the lines of both (outputs of other runs stay ignored)."""
+    lines = base.splitlines() + [line for line in workspace.splitlines() if line not in base.splitlines()]
+    return "\n".join(lines) + "\n"
+
+
+def _commit_files(workspace: Path, parent: str, files: dict[str, str], message: str) -> str | None:
+    """A commit of ``parent``'s tree with ``files`` replaced, built in a private index (no working
+    tree, no branch checked out); None when that tree is ``parent``'s."""
+    with tempfile.TemporaryDirectory(prefix="citeworth-index-") as scratch:
+        env = {**os.environ, "GIT_INDEX_FILE": str(Path(scratch) / "index")}
+        git(workspace, "read-tree", parent, env=env)
+        for path, text in sorted(files.items()):
+            blob = git(workspace, "hash-object", "-w", "--stdin", env=env, stdin=text)
+            git(workspace, "update-index", "--add", "--cacheinfo", f"100644,{blob},{path}", env=env)
+        tree = git(workspace, "write-tree", env=env)
+    if tree == git(workspace, "rev-parse", f"{parent}^{{tree}}"):
         return None
-    git(project, "commit", "--quiet", "-m", message, "--", *paths)
-    return git(project, "rev-parse", "HEAD")
+    return git(workspace, "commit-tree", tree, "-p", parent, "-m", message)
 
 
-def tag_data_version(project: Path, source: str, release: str, stages: Iterable[str],
+def tag_data_version(workspace: Path, source: str, release: str, commit: str, stages: Iterable[str],
                      replace: bool = False) -> dict[str, Any]:
-    """Tag the commit holding this release's dataset; a rerun with the same outputs changes nothing.
+    """Tag ``commit`` as the data version of ``source``'s ``release``; a rerun with the same
+    outputs changes nothing.
 
-    An existing tag whose recorded outputs differ from the workspace's means the same source
-    release produced different data (other code or params): that fails, unless ``replace`` (a
-    forced rebuild) moves the tag to the new version.
+    An existing tag whose recorded outputs differ from the commit's means the same source release
+    produced different data (other code or params): that fails, unless ``replace`` (a forced
+    rebuild) moves the tag to the new version.
     """
     stages = list(stages)
     tag = data_version_tag(source, release)
-    if git(project, "tag", "--list", tag):
-        tagged = _locked_outputs(git(project, "show", f"{tag}:dvc.lock"), stages)
-        if tagged == _locked_outputs((project / "dvc.lock").read_text(), stages):
-            return {"tag": tag, "commit": git(project, "rev-parse", f"{tag}^{{commit}}"), "created": False}
+    if git(workspace, "tag", "--list", tag):
+        tagged = _locked_outputs(_show(workspace, tag, "dvc.lock"), stages)
+        if tagged == _locked_outputs(_show(workspace, commit, "dvc.lock"), stages):
+            return {"tag": tag, "commit": git(workspace, "rev-parse", f"{tag}^{{commit}}"), "created": False}
         if not replace:
             raise StageFailed(f"{tag} already exists with different dataset hashes: the release was "
                               "rebuilt differently (check params and code); run with force to re-version")
-    commit = commit_version(project, stages, f"Data version {tag}") or git(project, "rev-parse", "HEAD")
-    git(project, "tag", "--force", "--annotate", tag, "--message",
+    git(workspace, "tag", "--force", "--annotate", tag, "--message",
         f"citeworth dataset from {source} release {release}", commit)
     return {"tag": tag, "commit": commit, "created": True}
 

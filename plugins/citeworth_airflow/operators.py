@@ -9,14 +9,16 @@ from airflow.sdk import BaseOperator
 
 
 class DvcVersionOperator(BaseOperator):
-    """Record ``stages``' outputs in DVC, push them, commit the lock and (optionally) tag a data version.
+    """Record ``stages``' outputs of the run's workspace in DVC, push them, commit the lock onto
+    the project branch (a run on the defaults) or the run's experiment branch ``runs/<run id>``,
+    and (optionally) tag a data version; see ``citeworth.orchestration.experiments.version_run``.
 
-    After it, ``dvc status`` over ``stages`` is clean: the lock holds exactly the hashes of what
-    the run produced, the same ``dvc repro`` would record. The run's ``push`` / ``dvc_remote``
-    params choose whether and where to push. Idempotent: rerunning it over unchanged
+    After it, ``dvc status`` over ``stages`` is clean in the workspace: the lock holds exactly the
+    hashes of what the run produced, the same ``dvc repro`` would record. The run's ``push`` /
+    ``dvc_remote`` params choose whether and where to push. Idempotent: rerunning it over unchanged
     outputs commits and tags nothing new. With ``source`` and ``release`` the commit is tagged
     ``data/<source>/<release>``; the result (tag, commit) becomes the extra of every outlet's asset
-    event, so the models DAG knows which data version it trains on.
+    event. Runs in the one-slot pool ``citeworth_versioning``: one run at a time writes the refs.
     """
 
     template_fields: Sequence[str] = ("source", "release")
@@ -24,27 +26,19 @@ class DvcVersionOperator(BaseOperator):
 
     def __init__(self, *, stages: Sequence[str], source: str | None = None, release: str | None = None,
                  **kwargs: Any) -> None:
-        super().__init__(**kwargs)
+        from citeworth_airflow.tasks import VERSIONING_POOL
+
+        super().__init__(**{"pool": VERSIONING_POOL, **kwargs})
         self.stages = list(stages)
         self.source = source
         self.release = release
 
     def execute(self, context: Any) -> dict[str, Any]:
-        from citeworth.orchestration import versioning
+        from citeworth.orchestration.experiments import version_run
         from citeworth_airflow import project
 
-        root = project()
-        versioning.record_outputs(root, self.stages)
-        form = context["params"]
-        if form.get("push", True):
-            versioning.push(root, self.stages, form.get("dvc_remote"))
-        if self.source and self.release:
-            version = versioning.tag_data_version(root, self.source, self.release, self.stages,
-                                                     replace=bool(form.get("force")))
-        else:
-            commit = versioning.commit_version(root, self.stages, f"Model results ({context['run_id']})")
-            version = {"commit": commit or versioning.git(root, "rev-parse", "HEAD"),
-                       "created": commit is not None}
+        version = version_run(project(), context["run_id"], self.stages, dict(context["params"]),
+                              self.source, self.release)
         self.log.info("versioned %s: %s", self.stages, version)
         extra = {**version, "source": self.source, "release": self.release}
         for outlet in self.outlets:

@@ -1,8 +1,14 @@
 """TaskFlow tasks shared by the citeworth DAGs: thin calls into ``citeworth.orchestration``.
 
-Each task works in the project checkout (``$CITEWORTH_PROJECT_DIR``, else the folder holding
-``plugins/``), reads the same ``params.yaml`` section as ``citeworth run`` and ``dvc repro``, and
-is idempotent: a stage that DVC reports up to date is skipped, a finished shard is a no-op.
+Each run works in a workspace of its own (``citeworth.orchestration.runs``): a git worktree of the
+project repository (``$CITEWORTH_PROJECT_DIR``, else the folder holding ``plugins/``) at the commit
+the run starts from, sharing the repository's DVC cache. ``open_workspace`` makes it, applies the
+run's form there and, the run's one DVC call besides versioning, plans which stages are stale; every
+later task reads the same ``params.yaml`` section as ``citeworth run`` and ``dvc repro`` in that
+workspace and is idempotent: a stage the plan finds current is skipped, a finished shard or domain
+cell (by its fingerprint) is a no-op. Only the versioning step, one at a time (pool
+``citeworth_versioning``), writes to the repository; ``close_workspace`` removes the workspace of a
+run that succeeded, ``housekeeping`` those of failed runs after some days.
 """
 
 from __future__ import annotations
@@ -18,6 +24,12 @@ from airflow.sdk.exceptions import AirflowSkipException
 from citeworth_airflow import project
 
 log = logging.getLogger(__name__)
+
+# The pool of the versioning steps (`airflow pools set citeworth_versioning 1 ...`): one slot, so
+# one run at a time writes the repository's refs.
+VERSIONING_POOL = "citeworth_versioning"
+# Workspaces of failed runs are kept for inspection this many days, then removed.
+KEEP_FAILED_DAYS = float(os.environ.get("CITEWORTH_KEEP_FAILED_WORKSPACES_DAYS", "7"))
 
 DATASET_ASSET = Asset(name="citeworth_dataset", uri="x-citeworth://dataset/citeworth", group="citeworth")
 # Celery queue of the training tasks: "gpu" on the compose deployment's GPU worker.
@@ -42,8 +54,9 @@ def _dvc_remote() -> Param:
                      "DVC remote to push to (e.g. s3); empty: the default remote")
 
 
-# The trigger form. Empty fields keep the value params.yaml has; a run writes what it used
-# into params.yaml, so its dvc.lock entry and a later `dvc repro` agree.
+# The trigger form. Empty fields keep the value params.yaml has; a run writes what it used into
+# its workspace's params.yaml, so its dvc.lock entry and a later `dvc repro` agree. A run with any
+# value besides source / release / push / remote / force is an experiment (branch runs/<run id>).
 DATASET_PARAMS: dict[str, Param] = {
     "source": _optional(None, "string", "Source corpus (download.source); empty: as in params.yaml",
                         enum=[None, "demo", "s2_api", "s2orc_legacy", "arxiv_s3"]),
@@ -58,6 +71,8 @@ DATASET_PARAMS: dict[str, Param] = {
     "dvc_remote": _dvc_remote(),
 }
 MODELS_PARAMS: dict[str, Param] = {
+    "data_version": _optional(None, "string", "Data version to train on (a tag such as "
+                              "data/demo/demo-v2, or a commit); empty: the branch's latest"),
     "models": _optional(None, "array", "Models to train (train.models); empty: as in params.yaml",
                         items={"type": "string"}),
     "overrides": Param({}, type="object", description='Any other params, e.g. {"train": {"seeds": [1]}}'),
@@ -66,11 +81,23 @@ MODELS_PARAMS: dict[str, Param] = {
 }
 
 
+def _run_id() -> str:
+    return get_current_context()["run_id"]
+
+
+def _workspace():
+    """This run's workspace (made by ``open_workspace``)."""
+    from citeworth.orchestration import runs
+
+    return runs.workspace_path(project(), _run_id())
+
+
 @task(multiple_outputs=True)
 def resolve_release() -> dict[str, str]:
-    """The source release this run builds; skips the run (this task and so every later one) when
-    that release already has a data version."""
-    from citeworth.orchestration import versioning, workspace
+    """The source release this run builds, claimed for this run; skips the run (this task and so
+    every later one) when that release already has a data version or another run claimed it."""
+    from citeworth.orchestration import runs, versioning, workspace
+    from citeworth.orchestration.experiments import is_experiment
 
     context = get_current_context()
     form = context["params"]
@@ -78,35 +105,75 @@ def resolve_release() -> dict[str, str]:
     source = form["source"] or workspace.stage_params(root, "download").source
     as_of = context.get("data_interval_end") or context.get("logical_date")
     release = workspace.resolve_release(root, source, form["release"], as_of, api_key=_s2_api_key())
-    if release in versioning.versioned_releases(root, source) and not form["force"]:
-        raise AirflowSkipException(f"{source} release {release} already has data version "
-                                   f"{versioning.data_version_tag(source, release)}: nothing to do")
+    tag = versioning.data_version_tag(source, release)
+    if not (form["force"] or is_experiment(form)):
+        if release in versioning.versioned_releases(root, source):
+            raise AirflowSkipException(f"{source} release {release} already has data version {tag}: "
+                                       "nothing to do")
+        if holder := runs.claim_release(root, source, release, context["run_id"]):
+            raise AirflowSkipException(f"{source} release {release} is claimed by run {holder}, which "
+                                       f"builds data version {tag}: nothing to do")
     return {"source": source, "release": release}
 
 
-@task
-def configure(release: dict[str, str] | None = None) -> dict[str, Any]:
-    """Write this run's form values (and the resolved source release) into params.yaml."""
-    from citeworth.orchestration import params_file
+def release_claims(context: dict[str, Any]) -> None:
+    """A failed task of a dataset run hands back the run's release claim, so a later run builds it."""
+    from citeworth.orchestration import runs
 
-    updates = params_file.form_updates({**get_current_context()["params"], **(release or {})})
-    return params_file.apply_params(project(), updates)
+    runs.release_claims(project(), context["run_id"])
+
+
+@task
+def open_workspace(release: dict[str, str] | None = None) -> str:
+    """This run's workspace at the commit it starts from (the data version it trains on, for a
+    models run), with the form's values (and the resolved source release) in its params.yaml and
+    the plan of stale stages."""
+    from citeworth.orchestration import params_file, runs
+
+    form = get_current_context()["params"]
+    workspace = runs.open_workspace(project(), _run_id(), start=form.get("data_version") or "HEAD")
+    params_file.apply_params(workspace, params_file.form_updates({**form, **(release or {})}))
+    plan = runs.plan_run(workspace)
+    log.info("workspace %s; stale stages: %s", workspace, plan["stale"])
+    return str(workspace)
+
+
+@task(trigger_rule="none_failed")
+def close_workspace() -> None:
+    """Remove the workspace of a run that succeeded (a failed run's is kept for inspection)."""
+    from citeworth.orchestration import runs
+
+    runs.close_workspace(project(), _run_id())
+
+
+@task
+def housekeeping() -> list[str]:
+    """Remove workspaces of failed runs older than $CITEWORTH_KEEP_FAILED_WORKSPACES_DAYS (7) days."""
+    from citeworth.orchestration import runs
+
+    return [str(path) for path in runs.remove_stale_workspaces(project(), KEEP_FAILED_DAYS)]
+
+
+@task.short_circuit
+def new_data_version(version: dict[str, Any]) -> str | None:
+    """The tag of the data version this run created (None when it created none, or ran as an
+    experiment): the models DAG then trains on it, once per new data version."""
+    return version["tag"] if version.get("created") and "tag" in version else None
 
 
 @task
 def stage(name: str) -> Any:
-    """Run one stage function unless DVC reports its recorded outputs up to date."""
+    """Run one stage function unless the run's plan finds its recorded outputs current."""
     return _run_unless_current(name)
 
 
 def _run_unless_current(name: str, overrides: list[str] | None = None, dvc_stage: str | None = None) -> Any:
-    """Run stage ``name`` unless the dvc.yaml stage(s) running it are up to date in dvc.lock."""
-    from citeworth.orchestration import versioning, workspace
+    """Run stage ``name`` in the run's workspace unless the dvc.yaml stage(s) running it are current."""
+    from citeworth.orchestration import runs, workspace
 
-    root = project()
-    dvc_stages = [dvc_stage] if dvc_stage else versioning.dvc_stages_running(root, name)
-    if dvc_stages and versioning.is_up_to_date(root, dvc_stages):
-        log.info("%s up to date in dvc.lock: skipped", ", ".join(dvc_stages))
+    root = _workspace()
+    if runs.is_current(root, name, dvc_stage):
+        log.info("%s current in the run's plan: skipped", dvc_stage or name)
         return {"skipped": True}
     return workspace.run_stage(root, name, overrides or [])
 
@@ -117,8 +184,7 @@ def download() -> Any:
     through the environment variable the download library reads (never a param or a log)."""
     from citeworth.orchestration import workspace
 
-    root = project()
-    params = workspace.stage_params(root, "download")
+    params = workspace.stage_params(_workspace(), "download")
     if params.source == "s2_api" and (key := _s2_api_key()):
         os.environ[params.s2_api.api_key_env] = key
     return _run_unless_current("download")
@@ -141,7 +207,7 @@ def plan_shards(name: str) -> list[str]:
     """The shards of curate stage ``name`` (and the removal of outputs of shards no longer listed)."""
     from citeworth.orchestration import workspace
 
-    return workspace.plan_shards(project(), name)
+    return workspace.plan_shards(_workspace(), name)
 
 
 @task(map_index_template="{{ shard }}")
@@ -149,7 +215,7 @@ def curate_shard(name: str, shard: str) -> dict[str, Any]:
     """Curate one shard: a mapped task per shard, so shards spread over workers."""
     from citeworth.orchestration import workspace
 
-    return workspace.curate_shard(project(), name, shard)
+    return workspace.curate_shard(_workspace(), name, shard)
 
 
 @task
@@ -165,7 +231,7 @@ def export() -> dict[str, Any]:
 def plan_models() -> list[str]:
     from citeworth.orchestration import workspace
 
-    return list(workspace.stage_params(project(), "train").models)
+    return list(workspace.stage_params(_workspace(), "train").models)
 
 
 @task(queue=TRAIN_QUEUE, map_index_template="{{ model }}")
@@ -179,7 +245,7 @@ def plan_cells() -> list[list[str]]:
     """The domain study's [train field, test field] cells (slugs), one mapped task each."""
     from citeworth.orchestration import workspace
 
-    return workspace.plan_cells(project())
+    return workspace.plan_cells(_workspace())
 
 
 @task(queue=TRAIN_QUEUE, map_index_template="{{ cell | join(' -> ') }}")
@@ -188,7 +254,7 @@ def domain_cell(cell: list[str]) -> Any:
     from citeworth.orchestration import workspace
 
     train_field, test_field = cell
-    return workspace.run_stage(project(), "domains",
+    return workspace.run_stage(_workspace(), "domains",
                                [f"cells=[[{train_field}, {test_field}]]", "aggregate=false"])
 
 

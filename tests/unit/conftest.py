@@ -33,6 +33,8 @@ for dag_id, dag in bag.dags.items():
                               "mapped": any(c.__name__ == "MappedOperator" for c in type(t).__mro__),
                               "upstream": sorted(t.upstream_task_ids),
                               "queue": t.queue,
+                              "pool": t.pool,
+                              "trigger_rule": getattr(t.trigger_rule, "value", t.trigger_rule),
                               "templated": {f: repr(getattr(t, f, None)) for f in t.template_fields},
                               "outlets": [getattr(o, "name", None) for o in t.outlets]}
                   for t in dag.tasks},

@@ -21,8 +21,9 @@ def test_tags_schedule_and_single_active_run(dag_facts):
     dataset, models = dag_facts["dags"]["citeworth_dataset"], dag_facts["dags"]["citeworth_models"]
     assert dataset["tags"] == ["citeworth", "dataset"]
     assert models["tags"] == ["citeworth", "models"]
-    assert "citeworth_dataset" in models["schedule"]  # scheduled on the dataset asset
-    assert dataset["max_active_runs"] == models["max_active_runs"] == 1  # one shared workspace
+    assert "NullTimetable" in models["schedule"]  # triggered once per new data version
+    assert dataset["tasks"]["train_models"]["templated"]["trigger_dag_id"] == "'citeworth_models'"
+    assert dataset["max_active_runs"] == models["max_active_runs"] == 1
     assert dataset["start_date_tz"] == models["start_date_tz"] == "UTC"  # tz-aware start dates
 
 
@@ -45,6 +46,21 @@ def test_dataset_dag_maps_curation_over_shards_and_versions_last(dag_facts):
     assert tasks["export"]["upstream"] == ["download"]
     assert tasks["version"]["upstream"] == ["export", "related_work", "resolve_release", "validate"]
     assert tasks["version"]["outlets"] == ["citeworth_dataset"]
+    assert tasks["open_workspace"]["upstream"] == ["resolve_release"]
+    assert tasks["download"]["upstream"] == ["open_workspace"]  # stages work in the run's workspace
+    assert tasks["new_data_version"]["upstream"] == ["version"]
+    assert tasks["train_models"]["upstream"] == ["new_data_version", "version"]
+
+
+def test_versioning_is_serialized_and_a_workspace_is_removed_only_after_it(dag_facts):
+    for dag in dag_facts["dags"].values():
+        tasks = dag["tasks"]
+        assert tasks["version"]["pool"] == "citeworth_versioning"  # one slot: one writer of the refs
+        others = [task for name, task in tasks.items() if name != "version"]
+        assert all(task["pool"] != "citeworth_versioning" for task in others)
+        assert tasks["close_workspace"]["upstream"] == ["version"]
+        assert tasks["close_workspace"]["trigger_rule"] == "none_failed"  # kept when the run failed
+        assert tasks["housekeeping"]["upstream"] == []
 
 
 def test_values_pass_between_tasks_as_xcomargs_not_jinja_strings(dag_facts):
@@ -58,10 +74,10 @@ def test_models_dag_maps_training_over_models_on_the_training_queue(dag_facts):
     assert tasks["train_model"]["mapped"]
     assert tasks["train_model"]["queue"] == "gpu"
     assert "plan_models" in tasks["train_model"]["upstream"]
-    assert "configure" in tasks["plan_models"]["upstream"]  # models are read after the form is applied
+    assert "open_workspace" in tasks["plan_models"]["upstream"]  # models are read after the form is applied
     assert tasks["domain_cell"]["mapped"] and tasks["domain_cell"]["queue"] == "gpu"
     assert tasks["domains"]["upstream"] == ["domain_cell"]
-    assert "configure" in tasks["plan_cells"]["upstream"]
+    assert "open_workspace" in tasks["plan_cells"]["upstream"]
     assert tasks["report"]["upstream"] == ["train_model"]  # Table 4 does not wait for the studies
     assert tasks["version"]["upstream"] == ["domains", "report", "transfer"]
 
@@ -70,7 +86,7 @@ def test_trigger_forms_offer_the_run_settings(dag_facts):
     dataset = dag_facts["dags"]["citeworth_dataset"]["params"]
     models = dag_facts["dags"]["citeworth_models"]["params"]
     assert {"source", "release", "sample_size", "workers", "overrides", "force", "push"} <= set(dataset)
-    assert {"models", "overrides", "push"} <= set(models)
+    assert {"models", "overrides", "push", "data_version"} <= set(models)
     assert "demo" in dataset["source"]["enum"]
     assert dataset["sample_size"]["type"] == ["null", "integer"]
     assert models["models"]["items"] == {"type": "string"}

@@ -1,0 +1,125 @@
+"""Where a run's results go: the project branch (defaults) or an experiment ``runs/<run>``.
+
+A run whose form only names what to build (source, release, the data version) or how to store it
+(push, remote, force) runs on the defaults and moves the project branch. Any other value (models,
+seeds, sample size, workers, overrides) changes only that run: its params, dvc.lock and metrics are
+committed on the branch ``runs/<run>`` (``git branch --list 'runs/*'``), from the commit the run
+started at. ``citeworth promote runs/<run>`` makes one the branch's defaults on purpose.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import re
+import sys
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from citeworth.core.errors import StageFailed
+from citeworth.orchestration import runs
+from citeworth.orchestration.params_file import changed_values, form_updates
+from citeworth.orchestration.versioning import (
+    data_version_tag,
+    git,
+    publish,
+    push,
+    record_outputs,
+    tag_data_version,
+)
+
+log = logging.getLogger(__name__)
+
+EXPERIMENT_PREFIX = "runs/"
+# Form fields that choose what a run builds or where its results go, not how: a run with only
+# these is a run on the defaults.
+CHOICES = ("source", "release", "data_version", "force", "push", "dvc_remote")
+
+
+def is_experiment(form: dict[str, Any]) -> bool:
+    """Does this run form change any default (a value other than the CHOICES)?"""
+    return any(value not in (None, {}, []) for field, value in form.items() if field not in CHOICES)
+
+
+def experiment_branch(run_id: str) -> str:
+    """``runs/<run id>`` as a valid branch name (``:`` and ``+`` of Airflow run ids replaced)."""
+    return EXPERIMENT_PREFIX + re.sub(r"[^A-Za-z0-9._-]+", "_", run_id)
+
+
+def experiments(project: Path) -> list[str]:
+    """The experiment branches, newest first."""
+    return git(project, "for-each-ref", "--sort=-committerdate", "--format=%(refname:short)",
+               f"refs/heads/{EXPERIMENT_PREFIX}").splitlines()
+
+
+def version_run(project: Path, run_id: str, stages: list[str], form: dict[str, Any],
+                source: str | None = None, release: str | None = None) -> dict[str, Any]:
+    """Record what run ``run_id`` built of ``stages`` in its workspace (``dvc commit``, ``dvc push``
+    unless the form says no) and commit it: onto the project's checked-out branch for a run on the
+    defaults, tagged as the data version of ``source``'s ``release`` when given; onto its own
+    experiment branch otherwise. Call it one run at a time (the DAGs' versioning pool)."""
+    workspace = runs.workspace_path(project, run_id)
+    record_outputs(workspace, stages)
+    if form.get("push", True):
+        push(workspace, stages, form.get("dvc_remote"))
+    experiment = is_experiment(form)
+    if experiment:
+        ref, message = f"refs/heads/{experiment_branch(run_id)}", f"Experiment {run_id}"
+    else:
+        ref = git(project, "symbolic-ref", "--quiet", "HEAD", check=False)
+        if not ref:
+            raise StageFailed(f"{project} has no branch checked out: a run on the defaults moves that branch")
+        message = (f"Data version {data_version_tag(source, release)} ({run_id})" if source and release
+                   else f"Model results ({run_id})")
+    choices = {**form, **({"source": source, "release": release} if source and release else {})}
+    version = publish(workspace, stages, message, ref=ref, start=runs.run_record(workspace)["start"],
+                      param_updates=form_updates(choices))
+    version["ref"] = ref
+    if source and release and not experiment:
+        version.update(tag_data_version(workspace, source, release, version["commit"], stages,
+                                        replace=bool(form.get("force"))))
+    return version
+
+
+def promote(project: Path, experiment: str, branch: str | None = None) -> dict[str, Any]:
+    """Make experiment ``experiment`` the defaults of ``branch`` (the checked-out one if None): its
+    params changes, dvc.lock entries and git-kept results, onto the branch's tip."""
+    branch = branch or git(project, "symbolic-ref", "--short", "HEAD")
+    start = git(project, "rev-parse", "--verify", f"{experiment}^{{commit}}")
+    parent = git(project, "rev-parse", f"{start}^")
+    updates = changed_values(*(yaml.safe_load(git(project, "show", f"{commit}:params.yaml")) or {}
+                         for commit in (parent, start)))
+    stages = sorted((yaml.safe_load(git(project, "show", f"{start}:dvc.lock")) or {}).get("stages", {}))
+    workspace = runs.open_workspace(project, f"promote-{experiment}", start=start)
+    try:
+        result = publish(workspace, stages, f"Promote {experiment}",
+                         ref=f"refs/heads/{branch}", start=start, param_updates=updates)
+    finally:
+        runs.close_workspace(project, f"promote-{experiment}")
+    log.info("promoted %s onto %s: %s", experiment, branch, result)
+    return result
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="citeworth promote",
+        description="Make a run's experiment (branch runs/<run id>, see `git branch --list 'runs/*'`) "
+        "the defaults: its params changes, dvc.lock entries and metrics are committed onto the branch.")
+    parser.add_argument("experiment", nargs="?", help="the experiment branch; none: list them")
+    parser.add_argument("--branch", help="the branch to promote onto (default: the checked-out one)")
+    parser.add_argument("--project", type=Path, default=Path.cwd(), help="the project checkout")
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=logging.INFO, format="%(levelname)s %(message)s")
+    if not args.experiment:
+        print("\n".join(experiments(args.project)))
+        return 0
+    result = promote(args.project.resolve(), args.experiment, args.branch)
+    print(f"{args.experiment} -> {args.branch or 'the checked-out branch'}: {result['commit']}"
+          + ("" if result["created"] else " (nothing to change)"))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,216 @@
+"""A workspace per orchestrated run, and the atomic claim of a source release.
+
+Each run (schedule, trigger, backfill, asset event) works in a git worktree of the project
+repository at the commit it started from, under ``.dvc/tmp/runs/`` (git- and DVC-ignored) or
+``$CITEWORTH_WORKSPACES``. Every worktree shares the repository's one DVC cache and links its
+files from there (``reflink,hardlink,symlink``: never a copy), and its remotes, so a workspace costs
+no disk for data and what a run commits lands where every other run finds it. Runs never see each
+other's ``params.yaml``, ``raw/``, ``interim/`` or ``data/``; only the serialized versioning step
+writes the repository's refs (``citeworth.orchestration.versioning.publish``).
+
+A release is claimed by creating ``<git common dir>/citeworth/claims/<source>/<release>.json`` with
+``link(2)``, which fails if the name exists: of any number of runs racing for one release exactly
+one wins, the others learn who holds it. No Airflow import here.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import re
+import shutil
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from citeworth.core.fingerprint import digest
+from citeworth.core.io import write_text
+from citeworth.orchestration.versioning import dvc, git
+
+log = logging.getLogger(__name__)
+
+WORKSPACES_ENV = "CITEWORTH_WORKSPACES"
+# No copies: a workspace's data are links into the shared cache (DVC tries these in order).
+LINK_TYPES = "reflink,hardlink,symlink"
+# Written into each workspace when it opens: which run owns it, from which commit.
+RUN_FILE = ".citeworth-run.json"
+PLAN_FILE = ".dvc/tmp/citeworth-plan.json"
+
+
+def workspaces_root(project: Path) -> Path:
+    return Path(os.environ.get(WORKSPACES_ENV) or project / ".dvc" / "tmp" / "runs")
+
+
+def workspace_path(project: Path, run_id: str) -> Path:
+    """The folder of ``run_id``'s workspace: a readable name plus a digest, so that two run ids the
+    file system would spell alike (``:`` and ``+`` are replaced) never share one."""
+    readable = re.sub(r"[^A-Za-z0-9._-]+", "_", run_id)[:80]
+    return workspaces_root(project) / f"{readable}-{digest(run_id)[:8]}"
+
+
+def open_workspace(project: Path, run_id: str, start: str = "HEAD") -> Path:
+    """A git worktree of ``project`` at commit ``start`` for ``run_id``, sharing the project's DVC
+    cache and remotes, with the outputs its dvc.lock records linked in from the cache (those the
+    cache lacks are left for the run to build). A retried call finds the workspace it made."""
+    path = workspace_path(project, run_id)
+    if not (path / RUN_FILE).is_file():
+        commit = git(project, "rev-parse", "--verify", f"{start}^{{commit}}")
+        if path.exists():  # a half-made workspace of a killed attempt
+            remove_workspace(project, path)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        git(project, "worktree", "add", "--detach", str(path), commit)
+        _share_dvc(project, path)
+        if (path / "dvc.lock").is_file():
+            dvc(path, "checkout", "--allow-missing", "--quiet")
+        write_text(path / RUN_FILE, json.dumps({"run_id": run_id, "start": commit,
+                                                "opened": time.time()}, sort_keys=True) + "\n")
+        log.info("workspace of %s: %s at %s", run_id, path, commit[:12])
+    return path
+
+
+def _share_dvc(project: Path, workspace: Path) -> None:
+    """Point the worktree's DVC at the project's cache (links, no copies) and remotes.
+
+    ``.dvc/config.local`` is per checkout (git-ignored): it gets the project's own local settings
+    (e.g. credentials-free remote overrides) plus the absolute cache folder and the absolute URL
+    of each remote that is a local folder (relative ones would resolve inside the worktree).
+    """
+    from dvc.repo import Repo
+
+    with Repo(str(project)) as repo:
+        cache_dir = repo.cache.local_cache_dir
+        remotes = {name: conf["url"] for name, conf in repo.config["remote"].items()
+                   if "://" not in conf["url"]}
+    from dvc.config import Config
+
+    local_config = project / ".dvc" / "config.local"
+    if local_config.is_file():
+        shutil.copy(local_config, workspace / ".dvc" / "config.local")
+    with Config(dvc_dir=str(workspace / ".dvc")).edit("local") as config:
+        config["cache"]["dir"] = cache_dir
+        config["cache"]["type"] = LINK_TYPES
+        for name, url in sorted(remotes.items()):
+            config["remote"].setdefault(name, {})["url"] = url
+
+
+def close_workspace(project: Path, run_id: str) -> None:
+    """Remove ``run_id``'s workspace (its outputs are in the shared cache by now)."""
+    remove_workspace(project, workspace_path(project, run_id))
+
+
+def remove_workspace(project: Path, path: Path) -> None:
+    if path.exists():
+        # the worktree's data are read-only links: git may refuse, so remove the folder itself
+        git(project, "worktree", "remove", "--force", "--force", str(path), check=False)
+        shutil.rmtree(path, ignore_errors=True)
+        log.info("removed workspace %s", path)
+    git(project, "worktree", "prune")
+
+
+def remove_stale_workspaces(project: Path, older_than_days: float, now: float | None = None) -> list[Path]:
+    """Remove workspaces opened more than ``older_than_days`` ago (those of failed runs, kept for
+    inspection); the removed folders."""
+    root = workspaces_root(project)
+    cutoff = (now or time.time()) - older_than_days * 86400
+    stale = [path for path in sorted(root.iterdir()) if path.is_dir()
+             and _opened(path) < cutoff] if root.is_dir() else []
+    for path in stale:
+        remove_workspace(project, path)
+    return stale
+
+
+def _opened(workspace: Path) -> float:
+    try:
+        return float(json.loads((workspace / RUN_FILE).read_text())["opened"])
+    except (OSError, ValueError, KeyError):
+        return workspace.stat().st_mtime  # no run file: a half-made workspace
+
+
+def run_record(workspace: Path) -> dict[str, Any]:
+    """What ``open_workspace`` wrote: run id, start commit, time."""
+    return json.loads((workspace / RUN_FILE).read_text())
+
+
+def plan_run(workspace: Path) -> dict[str, Any]:
+    """Which dvc.yaml stages this run must build: those ``dvc status`` reports changed in the
+    workspace and every stage downstream of them. Written to the workspace once, in a serialized
+    step, so the run's parallel tasks decide skip-or-run from the file, never by calling DVC."""
+    import networkx as nx
+    from dvc.repo import Repo
+
+    from citeworth.orchestration.versioning import dvc_status
+
+    changed = set(dvc_status(workspace))
+    with Repo(str(workspace)) as repo:
+        graph = repo.index.graph  # edges run from a stage to the stages it depends on
+        stale = {stage.name for stage in graph.nodes if stage.name in changed}
+        for stage in list(graph.nodes):
+            if stage.name in changed:
+                stale.update(downstream.name for downstream in nx.ancestors(graph, stage))
+        commands = {stage.name: stage.cmd for stage in graph.nodes}
+    plan = {"stale": sorted(stale), "commands": commands}
+    write_text(workspace / PLAN_FILE, json.dumps(plan, sort_keys=True, indent=1) + "\n")
+    return plan
+
+
+def is_current(workspace: Path, stage: str, dvc_stage: str | None = None) -> bool:
+    """Does the run's plan find every dvc.yaml stage running citeworth stage ``stage`` (or just
+    ``dvc_stage``) current? False for a stage no dvc.yaml stage runs (nothing vouches for it)."""
+    plan = json.loads((workspace / PLAN_FILE).read_text())
+    running = [dvc_stage] if dvc_stage else [
+        name for name, cmd in plan["commands"].items() if cmd.split()[:3] == ["citeworth", "run", stage]]
+    return bool(running) and not set(running) & set(plan["stale"])
+
+
+# --- release claims ---------------------------------------------------------------------------------
+
+
+def claim_path(project: Path, source: str, release: str) -> Path:
+    common = Path(git(project, "rev-parse", "--git-common-dir"))
+    root = common if common.is_absolute() else project / common
+    return root / "citeworth" / "claims" / source / f"{release}.json"
+
+
+def claim_release(project: Path, source: str, release: str, run_id: str) -> str | None:
+    """Claim ``source``'s ``release`` for ``run_id``: None if this run holds it now (also when it
+    already did: a retry), else the id of the run that holds it.
+
+    The claim file is written under a temporary name and hard-linked to its final name: link(2)
+    fails when that name exists, so one racer wins, and no reader ever sees a half-written claim.
+    """
+    path = claim_path(project, source, release)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    record = json.dumps({"run_id": run_id, "source": source, "release": release,
+                         "claimed": time.time()}, sort_keys=True)
+    with tempfile.NamedTemporaryFile("w", dir=path.parent, prefix=".claim-", delete=False) as handle:
+        handle.write(record)
+    try:
+        os.link(handle.name, path)
+        return None
+    except FileExistsError:
+        holder = claim_holder(project, source, release)
+        return None if holder == run_id else holder or "an unknown run"
+    finally:
+        os.unlink(handle.name)
+
+
+def claim_holder(project: Path, source: str, release: str) -> str | None:
+    """The run that holds the claim of ``release`` (None: unclaimed)."""
+    try:
+        return json.loads(claim_path(project, source, release).read_text())["run_id"]
+    except FileNotFoundError:
+        return None
+
+
+def release_claims(project: Path, run_id: str) -> list[Path]:
+    """Drop the claims ``run_id`` holds (its run failed), so a later run can build those releases."""
+    root = claim_path(project, "_", "_").parents[1]
+    dropped = []
+    for path in sorted(root.glob("*/*.json")) if root.is_dir() else []:
+        if json.loads(path.read_text()).get("run_id") == run_id:
+            path.unlink(missing_ok=True)
+            dropped.append(path)
+            log.info("released the claim %s of failed run %s", path.relative_to(root), run_id)
+    return dropped

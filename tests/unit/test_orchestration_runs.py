@@ -1,0 +1,209 @@
+"""citeworth.orchestration.runs / experiments: a workspace per run, release claims, where results go.
+
+Real git and DVC on a two-stage project the test writes (the real params.yaml, a tiny dvc.yaml).
+"""
+
+from __future__ import annotations
+
+import json
+import multiprocessing
+import os
+import shutil
+import subprocess
+import sys
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+import yaml
+
+from citeworth.orchestration import experiments, params_file, runs, versioning
+
+ROOT = Path(__file__).resolve().parents[2]
+# `first` follows assemble.seed; `second` reads first's output and writes a metric git keeps.
+DVC_YAML = """stages:
+  first:
+    cmd: {python} step.py first
+    deps: [step.py]
+    params: [assemble.seed]
+    outs: [out/first.txt]
+  second:
+    cmd: {python} step.py second
+    deps: [step.py, out/first.txt]
+    outs: [out/second.txt]
+    metrics:
+      - stats.json:
+          cache: false
+"""
+STEP = """import json, sys, yaml
+if sys.argv[1] == "first":
+    open("out/first.txt", "w").write(str(yaml.safe_load(open("params.yaml"))["assemble"]["seed"]))
+else:
+    text = open("out/first.txt").read()
+    open("out/second.txt", "w").write(text * 2)
+    open("stats.json", "w").write(json.dumps({"n": len(text)}))
+"""
+
+
+def _git(root: Path, *args: str) -> str:
+    return versioning.git(root, *args)
+
+
+def _dvc(root: Path, *args: str) -> str:
+    return versioning.dvc(root, *args)
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory) -> Path:
+    """A committed project whose pipeline `dvc repro` built once (its lock and metric committed)."""
+    root = tmp_path_factory.mktemp("built") / "project"
+    root.mkdir()
+    shutil.copy(ROOT / "params.yaml", root / "params.yaml")
+    (root / "dvc.yaml").write_text(DVC_YAML.format(python=sys.executable))
+    (root / "step.py").write_text(STEP)
+    (root / "out").mkdir()
+    _git(root, "init", "--quiet", "--initial-branch", "main")
+    _dvc(root, "init", "--quiet")
+    _dvc(root, "config", "core.autostage", "false")
+    _dvc(root, "remote", "add", "--default", "local", "../storage")  # relative to .dvc/, as ours
+    _dvc(root, "repro", "--quiet")
+    _git(root, "add", "--all")
+    _git(root, "commit", "--quiet", "-m", "built")
+    return root
+
+
+@pytest.fixture()
+def project(built: Path, tmp_path: Path) -> Path:
+    """A copy of the built project for one test (``cp -a`` keeps the mtimes DVC's state relies on)."""
+    subprocess.run(["cp", "-a", str(built), str(tmp_path / "project")], check=True)
+    return tmp_path / "project"
+
+
+def _inode(path: Path) -> int:
+    return path.stat().st_ino
+
+
+def test_a_workspace_is_a_worktree_at_the_start_commit_linking_the_shared_cache(project):
+    start = _git(project, "rev-parse", "HEAD")
+    workspace = runs.open_workspace(project, "scheduled__2024-01-01T00:00:00+00:00")
+    assert workspace.parent == project / ".dvc" / "tmp" / "runs"
+    assert _git(workspace, "rev-parse", "HEAD") == start
+    assert (workspace / "out" / "first.txt").read_text() == "1"  # params.yaml's assemble.seed
+    # the data are links into the project's cache, not copies
+    cached = [path for path in (project / ".dvc" / "cache" / "files").rglob("*") if path.is_file()]
+    assert _inode(workspace / "out" / "first.txt") in {_inode(path) for path in cached}
+    assert not (workspace / ".dvc" / "cache").exists()
+    assert _dvc(workspace, "status", "--json").strip() in ("{}", "")  # everything current there
+    # the project's own checkout sees nothing of it
+    assert _git(project, "status", "--porcelain") == ""
+    assert runs.open_workspace(project, "scheduled__2024-01-01T00:00:00+00:00") == workspace  # a retry
+    runs.close_workspace(project, "scheduled__2024-01-01T00:00:00+00:00")
+    assert not workspace.exists()
+    assert _git(project, "worktree", "list", "--porcelain").count("worktree ") == 1
+
+
+def test_run_ids_that_differ_only_in_punctuation_get_different_workspaces(tmp_path):
+    assert runs.workspace_path(tmp_path, "manual__a:b") != runs.workspace_path(tmp_path, "manual__a+b")
+
+
+def test_housekeeping_removes_only_workspaces_older_than_its_limit(project):
+    old = runs.open_workspace(project, "failed-long-ago")
+    new = runs.open_workspace(project, "failed-today")
+    record = runs.run_record(old)
+    (old / runs.RUN_FILE).write_text(json.dumps({**record, "opened": time.time() - 10 * 86400}))
+    assert runs.remove_stale_workspaces(project, older_than_days=7) == [old]
+    assert not old.exists() and new.exists()
+
+
+def test_the_plan_marks_changed_stages_and_everything_downstream(project):
+    workspace = runs.open_workspace(project, "run")
+    plan = runs.plan_run(workspace)
+    assert plan["stale"] == []
+    params_file.apply_params(workspace, {"assemble": {"seed": 7}})
+    assert runs.plan_run(workspace)["stale"] == ["first", "second"]
+    assert not runs.is_current(workspace, "anything", "second")
+    assert _git(project, "diff", "--stat") == ""  # the form went into the workspace only
+
+
+def _build(workspace: Path, seed: int) -> None:
+    params_file.apply_params(workspace, {"assemble": {"seed": seed}})
+    _dvc(workspace, "repro", "--quiet", "--no-commit")  # as the DAG's tasks: outputs, no lock yet
+
+
+def test_runs_from_one_start_commit_version_one_after_another_without_touching_the_checkout(project):
+    start = _git(project, "rev-parse", "HEAD")
+    one, two = runs.open_workspace(project, "one"), runs.open_workspace(project, "two")
+    _build(one, 7)
+    _build(two, 8)
+    form = {"source": "demo", "release": None}
+    first = experiments.version_run(project, "one", ["first", "second"], {**form, "push": True},
+                                    "demo", "r1")
+    second = experiments.version_run(project, "two", ["first", "second"], {**form, "push": False},
+                                     "demo", "r2")
+    assert first["created"] and second["created"] and first["tag"] == "data/demo/r1"
+    assert _git(project, "rev-parse", "main") == second["commit"]
+    assert _git(project, "rev-parse", f"{second['commit']}^") == first["commit"]
+    assert _git(project, "rev-parse", f"{first['commit']}^") == start
+    for tag, seed in (("data/demo/r1", 7), ("data/demo/r2", 8)):
+        assert yaml.safe_load(_git(project, "show", f"{tag}:params.yaml"))["download"]["release"] == tag[-2:]
+        assert json.loads(_git(project, "show", f"{tag}:stats.json")) == {"n": len(str(seed))}
+    # the checkout's files are as they were; only its branch moved
+    assert _git(project, "diff", "--quiet", start, "--", ".") == ""
+    assert any((project.parent / "storage").rglob("*"))  # pushed into the project's remote
+    again = experiments.version_run(project, "two", ["first", "second"], {**form, "push": False},
+                                    "demo", "r2")
+    assert not again["created"] and again["commit"] == second["commit"]
+
+
+def test_a_run_with_its_own_values_is_an_experiment_until_promoted(project):
+    start = _git(project, "rev-parse", "HEAD")
+    workspace = runs.open_workspace(project, "manual__x")
+    form = {"models": None, "overrides": {"assemble": {"seed": 5}}, "push": False}
+    assert experiments.is_experiment(form)
+    assert not experiments.is_experiment({"source": "demo", "data_version": "data/demo/v1", "push": False})
+    params_file.apply_params(workspace, params_file.form_updates(form))
+    _dvc(workspace, "repro", "--quiet", "--no-commit")
+    result = experiments.version_run(project, "manual__x", ["first", "second"], form)
+    assert result["ref"] == "refs/heads/runs/manual__x" and result["created"]
+    assert _git(project, "rev-parse", "main") == start  # the defaults did not move
+    assert experiments.experiments(project) == ["runs/manual__x"]
+    assert yaml.safe_load(_git(project, "show", "runs/manual__x:params.yaml"))["assemble"]["seed"] == 5
+    promoted = experiments.promote(project, "runs/manual__x", "main")
+    assert _git(project, "rev-parse", "main") == promoted["commit"]
+    assert yaml.safe_load(_git(project, "show", "main:params.yaml"))["assemble"]["seed"] == 5
+    assert _git(project, "show", "main:dvc.lock") == _git(project, "show", "runs/manual__x:dvc.lock")
+    assert _git(project, "worktree", "list", "--porcelain").count("worktree ") == 2  # only the run's
+
+
+def _claim(args: tuple[str, str]) -> str | None:
+    project, run_id = args
+    return runs.claim_release(Path(project), "demo", "demo-v1", run_id)
+
+
+def test_of_processes_racing_for_one_release_exactly_one_wins(project):
+    racers = [f"backfill__2024-01-{day:02d}" for day in range(1, 13)]
+    with multiprocessing.get_context("spawn").Pool(6) as pool:
+        answers = pool.map(_claim, [(str(project), run_id) for run_id in racers])
+    winners = [run_id for run_id, holder in zip(racers, answers, strict=True) if holder is None]
+    assert len(winners) == 1
+    assert set(answers) == {None, winners[0]}  # every loser learns who holds it
+    assert runs.claim_holder(project, "demo", "demo-v1") == winners[0]
+    assert runs.claim_release(project, "demo", "demo-v1", winners[0]) is None  # its retry keeps it
+
+
+def test_of_threads_racing_one_wins_and_a_failed_run_hands_its_claim_back(project):
+    with ThreadPoolExecutor(8) as pool:
+        answers = list(pool.map(lambda n: runs.claim_release(project, "demo", "demo-v2", f"run{n}"),
+                                range(32)))
+    assert answers.count(None) == 1
+    winner = f"run{answers.index(None)}"
+    assert not list(runs.claim_path(project, "demo", "demo-v2").parent.glob(".claim-*"))  # no temp left
+    assert runs.release_claims(project, "someone-else") == []
+    assert runs.release_claims(project, winner) == [runs.claim_path(project, "demo", "demo-v2")]
+    assert runs.claim_release(project, "demo", "demo-v2", "run-after") is None
+
+
+def test_the_promote_command_lists_experiments(project, capsys):
+    assert subprocess.run([sys.executable, "-m", "citeworth.cli", "promote", "--project", str(project)],
+                          capture_output=True, text=True, env={**os.environ}).returncode == 0
