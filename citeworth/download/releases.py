@@ -58,7 +58,7 @@ def releases_after(source: str, last_processed: str | None, params: DownloadPara
     releases = available_releases(_params_for(source, params), api_key)
     if last_processed is None:
         return releases
-    return [r for r in releases if _is_newer(source, r, last_processed)]
+    return [r for r in releases if is_newer(source, r, last_processed)]
 
 
 def newer_release_available(source: str, last_processed: str | None, params: DownloadParams | None = None,
@@ -77,7 +77,8 @@ def _params_for(source: str, params: DownloadParams | None) -> DownloadParams:
     return dataclasses.replace(params, source=source)
 
 
-def _is_newer(source: str, release: str, last: str) -> bool:
+def is_newer(source: str, release: str, last: str) -> bool:
+    """Was ``source``'s ``release`` published after ``last``? (By name or calendar, no listing.)"""
     if source == "arxiv_s3":
         return arxiv.month_order(release) > arxiv.month_order(arxiv.normalize_month(last))
     if source == "s2_api":

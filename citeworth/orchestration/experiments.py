@@ -22,6 +22,7 @@ from citeworth.core.errors import StageFailed
 from citeworth.orchestration import runs
 from citeworth.orchestration.params_file import changed_values, form_updates
 from citeworth.orchestration.versioning import (
+    branch_release,
     data_version_tag,
     git,
     publish,
@@ -74,13 +75,28 @@ def version_run(project: Path, run_id: str, stages: list[str], form: dict[str, A
         message = (f"Data version {data_version_tag(source, release)} ({run_id})" if source and release
                    else f"Model results ({run_id})")
     choices = {**form, **({"source": source, "release": release} if source and release else {})}
+    newer = source and release and not experiment and _holds_newer_release(workspace, ref, source, release)
     version = publish(workspace, stages, message, ref=ref, start=runs.run_record(workspace)["start"],
-                      param_updates=form_updates(choices))
+                      param_updates=form_updates(choices), move=not newer)
     version["ref"] = ref
     if source and release and not experiment:
         version.update(tag_data_version(workspace, source, release, version["commit"], stages,
                                         replace=bool(form.get("force"))))
     return version
+
+
+def _holds_newer_release(workspace: Path, ref: str, source: str, release: str) -> bool:
+    """Does ``ref`` already hold a data version of a newer release of ``source``? Then an older
+    release that finished late is tagged beside the branch, which keeps the newest data."""
+    from citeworth.download.releases import is_newer
+
+    held = branch_release(workspace, ref)
+    if not held or held[0] != source or held[1] == release:
+        return False
+    if is_newer(source, held[1], release) and git(workspace, "tag", "--list", data_version_tag(*held)):
+        log.info("%s holds %s release %s, newer than %s: the branch stays", ref, source, held[1], release)
+        return True
+    return False
 
 
 def promote(project: Path, experiment: str, branch: str | None = None) -> dict[str, Any]:

@@ -104,7 +104,7 @@ def versioned_releases(project: Path, source: str) -> list[str]:
 
 
 def publish(workspace: Path, stages: Iterable[str], message: str, *, ref: str, start: str,
-            param_updates: dict[str, dict[str, Any]] | None = None) -> dict[str, Any]:
+            param_updates: dict[str, dict[str, Any]] | None = None, move: bool = True) -> dict[str, Any]:
     """Commit a run's record of ``stages`` onto ``ref`` (e.g. ``refs/heads/main`` or
     ``refs/heads/runs/<run>``) without touching any working tree; ``{"commit", "created"}``.
 
@@ -112,7 +112,8 @@ def publish(workspace: Path, stages: Iterable[str], message: str, *, ref: str, s
     dvc.lock with the entries of ``stages`` replaced by the workspace's, its params.yaml with the
     run's ``param_updates`` applied, and the git-kept outputs of ``stages`` from the workspace.
     So runs that started from an older commit add their stages to what other runs versioned in
-    the meantime, and the ref moves only by compare-and-swap from the tip it was built on.
+    the meantime, and the ref moves only by compare-and-swap from the tip it was built on (not at
+    all when ``move`` is false: the commit is then only reachable by what the caller makes of it).
     """
     from citeworth.orchestration.params_file import updated_params
 
@@ -131,8 +132,16 @@ def publish(workspace: Path, stages: Iterable[str], message: str, *, ref: str, s
     commit = _commit_files(workspace, base, files, message)
     if commit is None:
         return {"commit": git(workspace, "rev-parse", f"{base}^{{commit}}"), "created": False}
-    git(workspace, "update-ref", "-m", message, ref, commit, tip or "0" * 40)
+    if move:
+        git(workspace, "update-ref", "-m", message, ref, commit, tip or "0" * 40)
     return {"commit": commit, "created": True}
+
+
+def branch_release(workspace: Path, ref: str) -> tuple[str, str] | None:
+    """(source, release) of the download section at ``ref``'s tip (None: no such ref)."""
+    text = _show(workspace, ref, "params.yaml")
+    download = (yaml.safe_load(text) or {}).get("download") or {} if text else None
+    return (download.get("source"), download.get("release")) if download else None
 
 
 def _show(workspace: Path, commit: str, path: str) -> str:

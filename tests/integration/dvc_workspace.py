@@ -93,6 +93,14 @@ def reproduced_workspace(tmp_path_factory, dest: Path) -> tuple[Path, float]:
     return dest, float(stamp.read_text())
 
 
+def checked_out(project: Path, ref: str, name: str) -> Path:
+    """A worktree of ``project`` at ``ref`` with its DVC outputs linked in from the shared cache: how
+    a test reads what a run versioned (the run's own workspace is gone once it succeeded)."""
+    from citeworth.orchestration.runs import open_workspace
+
+    return open_workspace(project, f"inspect-{name}", start=ref)
+
+
 def locked_stages(workspace: Path, stages: list[str]) -> list[str]:
     """The dvc.lock entries of ``stages``, a foreach / matrix name standing for each of its stages."""
     import yaml

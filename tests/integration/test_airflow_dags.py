@@ -20,7 +20,16 @@ from pathlib import Path
 import pytest
 import requests
 import yaml
-from dvc_workspace import dvc, fresh_workspace, git, locked_hashes, reproduced_workspace, run, tool_env
+from dvc_workspace import (
+    checked_out,
+    dvc,
+    fresh_workspace,
+    git,
+    locked_hashes,
+    reproduced_workspace,
+    run,
+    tool_env,
+)
 
 from citeworth.orchestration.versioning import DATASET_STAGES, MODEL_STAGES
 
@@ -28,7 +37,8 @@ pytestmark = pytest.mark.slow
 
 TAG = "data/demo/demo-v2"
 # The models DAG on a budget: one model, a TF-IDF domain matrix, one transfer variant on a sliver of
-# one downstream task. Every value goes through the trigger form into params.yaml.
+# one downstream task. Every value goes through the trigger form into the run's params.yaml: the run
+# is an experiment (branch runs/<run id>).
 TINY_MODELS = {
     "models": ["tfidf_lr"],
     "push": False,
@@ -98,12 +108,19 @@ def dag_test(dag_id: str, conf: dict, workspace: Path, env: dict) -> dict:
 
 @pytest.fixture(scope="module")
 def versioned(tmp_path_factory, migrated_db, mirror):
-    """A workspace `dvc repro` built, then run through the dataset DAG with dag.test()."""
+    """A project `dvc repro` built and committed, then run through the dataset DAG with dag.test()."""
     workspace, _ = reproduced_workspace(tmp_path_factory, tmp_path_factory.mktemp("dagtest_ws"))
+    git(workspace, "add", "--all")
+    git(workspace, "commit", "--quiet", "-m", "dvc repro")
     lock = (workspace / "dvc.lock").read_bytes()
     env = airflow_env(tmp_path_factory.mktemp("dagtest_home"), workspace, migrated_db)
     result = dag_test("citeworth_dataset", {}, workspace, env)
     return workspace, env, lock, result
+
+
+def _workspaces(project: Path) -> list[Path]:
+    root = project / ".dvc" / "tmp" / "runs"
+    return sorted(root.iterdir()) if root.is_dir() else []
 
 
 def test_dataset_dag_over_a_dvc_build_reruns_nothing_and_records_the_same_lock(versioned):
@@ -111,24 +128,29 @@ def test_dataset_dag_over_a_dvc_build_reruns_nothing_and_records_the_same_lock(v
     assert all(state == "success" for state in result["tasks"].values())
     assert sum(task.startswith("curate_shard[") for task in result["tasks"]) >= 2  # mapped over shards
     # dvc commit of what the DAG saw changed nothing: the same hashes `dvc repro` wrote.
-    assert (workspace / "dvc.lock").read_bytes() == lock_written_by_dvc
-    assert git(workspace, "tag", "--list", TAG) == TAG
-    assert yaml.safe_load(git(workspace, "show", f"{TAG}:dvc.lock"))["stages"]["assemble@citeworth"]
+    assert git(workspace, "show", f"{TAG}:dvc.lock").encode() == lock_written_by_dvc.strip()
+    assert git(workspace, "rev-parse", f"{TAG}^{{commit}}") == git(workspace, "rev-parse", "HEAD")
     assert json.loads(dvc(workspace, "status", "--json", *DATASET_STAGES).stdout or "{}") == {}
     assert any((workspace / ".dvc" / "storage").rglob("*")), "dvc push to the default remote"
+    assert _workspaces(workspace) == []  # the run's workspace went with its success
 
 
-def test_models_dag_trains_and_reports_on_tiny_params(versioned):
+def test_models_dag_with_its_own_values_is_an_experiment_that_leaves_the_defaults(versioned):
     workspace, env, _, _ = versioned
+    head = git(workspace, "rev-parse", "HEAD")
     result = dag_test("citeworth_models", TINY_MODELS, workspace, env)
     assert set(result["tasks"].values()) == {"success"}
-    metrics = json.loads((workspace / "metrics" / "models" / "tfidf_lr.json").read_text())
+    assert git(workspace, "rev-parse", "HEAD") == head  # neither params.yaml nor metrics changed
+    [experiment] = git(workspace, "branch", "--list", "runs/*", "--format=%(refname:short)").splitlines()
+    used = yaml.safe_load(git(workspace, "show", f"{experiment}:params.yaml"))
+    assert used["train"]["models"] == ["tfidf_lr"]
+    assert "tfidf_lr" in json.loads(git(workspace, "show", f"{experiment}:metrics/models.json"))
+    results = checked_out(workspace, experiment, "models")
+    metrics = json.loads((results / "metrics" / "models" / "tfidf_lr.json").read_text())
     assert 0 <= metrics["test"]["f1"]["mean"] <= 1
-    assert "tfidf_lr" in json.loads((workspace / "metrics" / "models.json").read_text())
-    assert json.loads((workspace / "metrics" / "domains.json").read_text())
-    assert json.loads((workspace / "metrics" / "transfer.json").read_text())
-    assert json.loads(dvc(workspace, "status", "--json", *MODEL_STAGES).stdout or "{}") == {}
-    assert git(workspace, "status", "--porcelain", "--", "dvc.lock", "metrics/models.json") == ""  # committed
+    assert json.loads((results / "metrics" / "domains.json").read_text())
+    assert json.loads((results / "metrics" / "transfer.json").read_text())
+    assert json.loads(dvc(results, "status", "--json", *MODEL_STAGES).stdout or "{}") == {}
 
 
 # --- a real deployment -------------------------------------------------------------------------

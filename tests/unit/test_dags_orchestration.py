@@ -121,40 +121,48 @@ def repo(tmp_path: Path) -> Path:
     (tmp_path / "dvc.lock").write_text("schema: '2.0'\nstages:\n  assemble:\n    cmd: echo\n"
                                        "    outs:\n    - path: data\n      md5: aaa.dir\n")
     (tmp_path / "stats.json").write_text('{"sentences": 10}\n')
-    _git(tmp_path, "init", "--quiet")
+    _git(tmp_path, "init", "--quiet", "--initial-branch", "main")
     subprocess.run([sys.executable, "-m", "dvc", "init", "--quiet"], cwd=tmp_path, check=True)
     _git(tmp_path, "add", "--all")
     _git(tmp_path, "commit", "--quiet", "-m", "init")
     return tmp_path
 
 
+def _version(repo: Path) -> str:
+    """Commit the workspace's lock and metric as a run's version step does (onto main, from HEAD)."""
+    head = _git(repo, "rev-parse", "HEAD")
+    return versioning.publish(repo, ["assemble"], "version", ref="refs/heads/main", start=head)["commit"]
+
+
 def test_a_data_version_is_tagged_once_per_release_and_reruns_change_nothing(repo):
     (repo / "stats.json").write_text('{"sentences": 11}\n')
     (repo / ".gitignore").write_text("/data\n")  # as `dvc repro` writes it for the cached output
-    first = versioning.tag_data_version(repo, "demo", "v1", ["assemble"])
-    assert first["created"] and first["commit"] == _git(repo, "rev-parse", "HEAD")
+    commit = _version(repo)
+    first = versioning.tag_data_version(repo, "demo", "v1", commit, ["assemble"])
+    assert first["created"] and first["commit"] == _git(repo, "rev-parse", "main")
     assert _git(repo, "show", "data/demo/v1:stats.json") == '{"sentences": 11}'  # metrics go with it
     assert _git(repo, "show", "data/demo/v1:.gitignore") == "/data"
-    again = versioning.tag_data_version(repo, "demo", "v1", ["assemble"])
+    assert _version(repo) == commit  # nothing new to commit
+    again = versioning.tag_data_version(repo, "demo", "v1", commit, ["assemble"])
     assert again == {**first, "created": False}
-    assert _git(repo, "rev-parse", "HEAD") == first["commit"]
     assert versioning.versioned_releases(repo, "demo") == ["v1"]
 
 
 def test_a_release_rebuilt_with_other_hashes_is_refused(repo):
-    versioning.tag_data_version(repo, "demo", "v1", ["assemble"])
+    versioning.tag_data_version(repo, "demo", "v1", _version(repo), ["assemble"])
     lock = repo / "dvc.lock"
     lock.write_text(lock.read_text().replace("aaa.dir", "bbb.dir"))
+    rebuilt = _version(repo)
     with pytest.raises(StageFailed, match="data/demo/v1 already exists with different dataset hashes"):
-        versioning.tag_data_version(repo, "demo", "v1", ["assemble"])
-    forced = versioning.tag_data_version(repo, "demo", "v1", ["assemble"], replace=True)
+        versioning.tag_data_version(repo, "demo", "v1", rebuilt, ["assemble"])
+    forced = versioning.tag_data_version(repo, "demo", "v1", rebuilt, ["assemble"], replace=True)
     assert forced["created"] and "bbb.dir" in _git(repo, "show", "data/demo/v1:dvc.lock")
 
 
 def test_latest_results_reads_what_exists(repo):
     (repo / "metrics").mkdir()
     (repo / "metrics" / "models.json").write_text(json.dumps({"tfidf_lr": {"f1": 0.5}}))
-    versioning.tag_data_version(repo, "demo", "v1", ["assemble"])
+    versioning.tag_data_version(repo, "demo", "v1", _version(repo), ["assemble"])
     results = workspace.latest_results(repo)
     assert results["models"] == {"tfidf_lr": {"f1": 0.5}}
     assert results["dataset"] is None and results["quality"] is None

@@ -209,10 +209,10 @@ def test_a_fixed_snapshot_answers_the_sensor_without_network():
 
 
 def test_release_ordering_rules():
-    assert releases._is_newer("s2_api", "2024-01-02", "2023-12-31")
-    assert not releases._is_newer("s2_api", "2023-12-31", "2023-12-31")
-    assert releases._is_newer("arxiv_s3", "0001", "9912")
-    assert releases._is_newer("arxiv_s3", "2301", "2022-12")
+    assert releases.is_newer("s2_api", "2024-01-02", "2023-12-31")
+    assert not releases.is_newer("s2_api", "2023-12-31", "2023-12-31")
+    assert releases.is_newer("arxiv_s3", "0001", "9912")
+    assert releases.is_newer("arxiv_s3", "2301", "2022-12")
     assert releases._published_by("arxiv_s3", "2212", "2022-12-31")
     assert not releases._published_by("arxiv_s3", "2301", "2022-12-31")
     assert releases._published_by("s2_api", "2023-03-28", "2023-03-28")

@@ -138,22 +138,34 @@ def test_runs_from_one_start_commit_version_one_after_another_without_touching_t
     _build(two, 8)
     form = {"source": "demo", "release": None}
     first = experiments.version_run(project, "one", ["first", "second"], {**form, "push": True},
-                                    "demo", "r1")
+                                    "demo", "demo-v1")
     second = experiments.version_run(project, "two", ["first", "second"], {**form, "push": False},
-                                     "demo", "r2")
-    assert first["created"] and second["created"] and first["tag"] == "data/demo/r1"
+                                     "demo", "demo-v2")
+    assert first["created"] and second["created"] and first["tag"] == "data/demo/demo-v1"
     assert _git(project, "rev-parse", "main") == second["commit"]
     assert _git(project, "rev-parse", f"{second['commit']}^") == first["commit"]
     assert _git(project, "rev-parse", f"{first['commit']}^") == start
-    for tag, seed in (("data/demo/r1", 7), ("data/demo/r2", 8)):
-        assert yaml.safe_load(_git(project, "show", f"{tag}:params.yaml"))["download"]["release"] == tag[-2:]
+    for tag, seed in (("data/demo/demo-v1", 7), ("data/demo/demo-v2", 8)):
+        assert yaml.safe_load(_git(project, "show", f"{tag}:params.yaml"))["download"]["release"] == tag[-7:]
         assert json.loads(_git(project, "show", f"{tag}:stats.json")) == {"n": len(str(seed))}
     # the checkout's files are as they were; only its branch moved
     assert _git(project, "diff", "--quiet", start, "--", ".") == ""
     assert any((project.parent / "storage").rglob("*"))  # pushed into the project's remote
     again = experiments.version_run(project, "two", ["first", "second"], {**form, "push": False},
-                                    "demo", "r2")
+                                    "demo", "demo-v2")
     assert not again["created"] and again["commit"] == second["commit"]
+
+
+def test_an_older_release_versioned_after_a_newer_one_is_tagged_beside_the_branch(project):
+    newer, older = runs.open_workspace(project, "newer"), runs.open_workspace(project, "older")
+    _build(newer, 8)
+    _build(older, 7)
+    form = {"source": "demo", "push": False}
+    v2 = experiments.version_run(project, "newer", ["first", "second"], form, "demo", "demo-v2")
+    v1 = experiments.version_run(project, "older", ["first", "second"], form, "demo", "demo-v1")
+    assert _git(project, "rev-parse", "main") == v2["commit"]  # the branch keeps the newest data
+    assert v1["created"] and _git(project, "rev-parse", f"{v1['commit']}^") == v2["commit"]
+    assert _git(project, "rev-parse", "data/demo/demo-v1^{commit}") == v1["commit"]
 
 
 def test_a_run_with_its_own_values_is_an_experiment_until_promoted(project):
