@@ -50,9 +50,9 @@ def experiment_branch(run_id: str) -> str:
 
 
 def experiments(project: Path) -> list[str]:
-    """The experiment branches, newest first."""
+    """The experiment branches, newest first (none outside a git repository)."""
     return git(project, "for-each-ref", "--sort=-committerdate", "--format=%(refname:short)",
-               f"refs/heads/{EXPERIMENT_PREFIX}").splitlines()
+               f"refs/heads/{EXPERIMENT_PREFIX}", check=False).splitlines()
 
 
 def version_run(project: Path, run_id: str, stages: list[str], form: dict[str, Any],
@@ -79,6 +79,8 @@ def version_run(project: Path, run_id: str, stages: list[str], form: dict[str, A
     version = publish(workspace, stages, message, ref=ref, start=runs.run_record(workspace)["start"],
                       param_updates=form_updates(choices), move=not newer)
     version["ref"] = ref
+    if not experiment and version["created"] and not newer:
+        runs.refresh_results_view(project, version["commit"])
     if source and release and not experiment:
         version.update(tag_data_version(workspace, source, release, version["commit"], stages,
                                         replace=bool(form.get("force"))))

@@ -95,6 +95,22 @@ def _share_dvc(project: Path, workspace: Path) -> None:
             config["remote"].setdefault(name, {})["url"] = url
 
 
+# The worktree the results page reads: the branch's latest versioned results, linked from the cache.
+RESULTS_VIEW = "results"
+
+
+def refresh_results_view(project: Path, commit: str) -> Path:
+    """Re-open the results view at ``commit`` (the branch's new tip); its path."""
+    close_workspace(project, RESULTS_VIEW)
+    return open_workspace(project, RESULTS_VIEW, start=commit)
+
+
+def results_view(project: Path) -> Path | None:
+    """The results view if a run on the defaults made one."""
+    path = workspace_path(project, RESULTS_VIEW)
+    return path if (path / RUN_FILE).is_file() else None
+
+
 def close_workspace(project: Path, run_id: str) -> None:
     """Remove ``run_id``'s workspace (its outputs are in the shared cache by now)."""
     remove_workspace(project, workspace_path(project, run_id))
@@ -114,7 +130,8 @@ def remove_stale_workspaces(project: Path, older_than_days: float, now: float | 
     inspection); the removed folders."""
     root = workspaces_root(project)
     cutoff = (now or time.time()) - older_than_days * 86400
-    stale = [path for path in sorted(root.iterdir()) if path.is_dir()
+    keep = workspace_path(project, RESULTS_VIEW)
+    stale = [path for path in sorted(root.iterdir()) if path.is_dir() and path != keep
              and _opened(path) < cutoff] if root.is_dir() else []
     for path in stale:
         remove_workspace(project, path)

@@ -76,7 +76,10 @@ def git_tracked_outputs(project: Path, stages: Iterable[str]) -> list[str]:
                 for out in stage.outs]
     relative = [(Path(os.path.relpath(out.fs_path, project)), out.use_cache) for out in outs]
     paths = {path.parent / ".gitignore" if cached else path for path, cached in relative}
-    present = sorted(str(path) for path in paths if (project / path).is_file())
+    # a folder git keeps (e.g. plots with cache: false): every file in it
+    files = {file.relative_to(project) for path in paths if (project / path).is_dir()
+             for file in (project / path).rglob("*") if file.is_file()}
+    present = sorted(str(path) for path in paths | files if (project / path).is_file())
     if not present:
         return []
     ignored = set(git(project, "check-ignore", "--", *present, check=False).splitlines())

@@ -95,13 +95,17 @@ def resolve_release(root: Path, source: str, requested: str | None, as_of: Any =
 
 
 def latest_results(root: Path) -> dict[str, Any]:
-    """The latest dataset stats, quality gate result and model metrics found in the project."""
+    """The latest dataset stats, quality gate result and model metrics found in ``root``, the data
+    versions and the experiment branches (runs with their own values, ``runs/<run id>``)."""
+    from citeworth.orchestration.experiments import experiments
+
     results: dict[str, Any] = {}
     for name, relative in RESULT_FILES.items():
         path = root / relative
         results[name] = json.loads(path.read_text()) if path.is_file() else None
     results["versions"] = git(root, "tag", "--list", f"{TAG_PREFIX}/*", "--sort=-creatordate",
                               check=False).splitlines()
+    results["experiments"] = experiments(root)
     return results
 
 

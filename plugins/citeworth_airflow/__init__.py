@@ -13,3 +13,12 @@ def project() -> Path:
     from citeworth.orchestration.workspace import project_dir
 
     return project_dir(default=Path(__file__).resolve().parents[2])
+
+
+def results_root() -> Path:
+    """Where the results page reads: the branch's latest versioned results (a worktree the version
+    step refreshes), else the project checkout itself (results of `dvc repro` there)."""
+    from citeworth.orchestration.runs import results_view
+
+    root = project()
+    return results_view(root) or root

@@ -43,9 +43,9 @@ app = FastAPI(title="citeworth results", description="Latest citeworth dataset, 
 
 def _results() -> dict[str, Any]:
     from citeworth.orchestration.workspace import latest_results
-    from citeworth_airflow import project
+    from citeworth_airflow import results_root
 
-    return latest_results(project())
+    return latest_results(results_root())
 
 
 @app.get("/api/latest")
@@ -61,9 +61,9 @@ def page() -> str:
 @app.get("/quality/{path:path}")
 def data_docs(path: str) -> FileResponse:
     """A file of the Data Docs site (reports/quality/site); nothing outside it is served."""
-    from citeworth_airflow import project
+    from citeworth_airflow import results_root
 
-    site = (project() / "reports" / "quality" / "site").resolve()
+    site = (results_root() / "reports" / "quality" / "site").resolve()
     target = (site / (path or "index.html")).resolve()
     if not target.is_relative_to(site) or not target.is_file():
         raise HTTPException(status_code=404, detail=f"no Data Docs file {path!r}")

@@ -23,9 +23,7 @@ import yaml
 from dvc_workspace import (
     checked_out,
     dvc,
-    fresh_workspace,
     git,
-    locked_hashes,
     reproduced_workspace,
     run,
     tool_env,
@@ -226,32 +224,6 @@ class Airflow:
             pass
 
 
-@pytest.fixture()
-def deployment(tmp_path, migrated_db, mirror):
-    workspace = fresh_workspace(tmp_path / "workspace")
-    home = tmp_path / "airflow_home"
-    port = _free_port()
-    env = airflow_env(
-        home, workspace, migrated_db,
-        AIRFLOW__API__HOST="127.0.0.1", AIRFLOW__API__PORT=str(port),
-        AIRFLOW__CORE__EXECUTION_API_SERVER_URL=f"http://127.0.0.1:{port}/execution/",
-        AIRFLOW__CORE__EXECUTOR="LocalExecutor", AIRFLOW__CORE__PARALLELISM="3",
-        AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_USERS="admin:admin",
-        # Only runs this test asks for: no automatic run of the latest weekly interval.
-        AIRFLOW__SCHEDULER__USE_JOB_SCHEDULE="False",
-        AIRFLOW__LOGGING__WORKER_LOG_SERVER_PORT=str(_free_port()),
-        AIRFLOW__LOGGING__TRIGGER_LOG_SERVER_PORT=str(_free_port()),
-    )
-    airflow = Airflow(home, env, port)
-    try:
-        start = time.perf_counter()
-        airflow.wait_until_healthy()
-        print(f"airflow standalone healthy after {time.perf_counter() - start:.1f} s")
-        yield airflow, workspace
-    finally:
-        airflow.stop()
-
-
 RESULT_PAGES = ("/citeworth/", "/citeworth/api/latest", "/citeworth/quality/index.html")
 
 
@@ -272,57 +244,3 @@ def _assert_results_need_a_login(airflow: Airflow) -> None:
         assert browser.get(url, timeout=10).status_code == 200, path
     assert "Data Docs" in browser.get(f"{airflow.base}/citeworth/", timeout=10).text
     assert anonymous.get(f"{airflow.base}/citeworth/openapi.json", timeout=10).status_code == 404
-
-
-def test_standalone_trigger_through_the_rest_api_builds_and_versions_the_dataset(deployment):
-    airflow, workspace = deployment
-    dags = {d["dag_id"] for d in airflow.api("GET", "/dags")["dags"]}
-    assert {"citeworth_dataset", "citeworth_models"} <= dags
-    assert airflow.api("GET", "/importErrors")["total_entries"] == 0
-    airflow.api("PATCH", "/dags/citeworth_dataset", json={"is_paused": False})
-
-    # Params through the form: the demo source, one worker per stage, a changed split seed.
-    conf = {"source": "demo", "workers": 1, "overrides": {"assemble": {"seed": 7}}}
-    start = time.perf_counter()
-    run_id = airflow.api("POST", "/dags/citeworth_dataset/dagRuns",
-                         json={"logical_date": None, "conf": conf})["dag_run_id"]
-    [finished] = airflow.wait_for_runs("citeworth_dataset", 1, timeout=600)
-    print(f"citeworth_dataset via REST: {time.perf_counter() - start:.1f} s")
-    assert finished["state"] == "success", airflow.tail()
-    tasks = airflow.api("GET", f"/dags/citeworth_dataset/dagRuns/{run_id}/taskInstances")["task_instances"]
-    assert len([t for t in tasks if t["task_id"] == "curate_shard"]) >= 2
-
-    # The artifacts, their versions and DVC's view of them.
-    used = yaml.safe_load((workspace / "params.yaml").read_text())
-    assert used["assemble"]["seed"] == 7 and used["curate"]["workers"] == used["download"]["workers"] == 1
-    for split in ("train", "dev", "test"):
-        assert (workspace / "data" / "citeworth" / f"{split}.jsonl").stat().st_size > 0
-    assert json.loads((workspace / "reports" / "quality" / "summary.json").read_text())["success"] is True
-    assert (workspace / "raw" / "demo" / "demo-v2" / "MANIFEST.json").is_file()
-    assert git(workspace, "tag", "--list", TAG) == TAG
-    assert json.loads(dvc(workspace, "status", "--json", *DATASET_STAGES).stdout or "{}") == {}
-    # DVC re-deriving the dataset from Airflow's curated shards writes the very same bytes.
-    before = locked_hashes(workspace, ["assemble"])
-    dvc(workspace, "repro", "--force", "--single-item", "assemble@citeworth", "assemble@baseline")
-    assert locked_hashes(workspace, ["assemble"]) == before
-    git(workspace, "checkout", "--quiet", "--", "dvc.lock")
-
-    # The dataset asset announces the version to the models DAG.
-    [event] = airflow.api("GET", "/assets/events")["asset_events"]
-    assert event["name"] == "citeworth_dataset" and event["source_run_id"] == run_id
-    assert event["extra"]["tag"] == TAG and event["extra"]["release"] == "demo-v2"
-
-    # The results page of the plugin shows the new version, to logged-in users only.
-    _assert_results_need_a_login(airflow)
-    latest = airflow.session.get(f"{airflow.base}/citeworth/api/latest", timeout=10).json()
-    assert latest["versions"] == [TAG] and latest["quality"]["success"] is True
-
-    # A backfill over three weeks finds the release versioned: three runs, no new version.
-    head = git(workspace, "rev-parse", "HEAD")
-    weeks = {"from_date": "2024-01-01T00:00:00Z", "to_date": "2024-01-21T00:00:00Z"}
-    airflow.api("POST", "/backfills", json={"dag_id": "citeworth_dataset", "max_active_runs": 1, **weeks})
-    runs = airflow.wait_for_runs("citeworth_dataset", 4, timeout=300)
-    backfilled = [r for r in runs if r["run_type"] == "backfill"]
-    assert len(backfilled) == 3 and {r["state"] for r in backfilled} == {"success"}
-    assert git(workspace, "rev-parse", "HEAD") == head
-    assert git(workspace, "tag", "--list", "data/*") == TAG
