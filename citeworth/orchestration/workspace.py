@@ -83,12 +83,12 @@ def plan_cells(root: Path) -> list[list[str]]:
 
 def resolve_release(root: Path, source: str, requested: str | None, as_of: Any = None,
                     api_key: str | None = None) -> str:
-    """The concrete release a run builds: ``requested``, else params.yaml's, where "latest" means the
-    newest release ``source`` had published by ``as_of`` (so a backfill date maps to one release)."""
+    """The concrete release a run builds: ``requested``, else (or for "latest") the newest release
+    ``source`` had published by ``as_of``, so each date of a backfill maps to the release of its
+    time. params.yaml's release is what ``dvc repro`` builds; a run names its own in the form."""
     configured = stage_params(root, "download")
-    wanted = requested or (configured.release if configured.source == source else "latest")
-    if wanted != "latest":
-        return wanted
+    if requested and requested != "latest":
+        return requested
     from citeworth.download.releases import latest_release
 
     return latest_release(source, as_of, params=configured, api_key=api_key)

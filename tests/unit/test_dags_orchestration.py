@@ -105,10 +105,12 @@ def test_a_stage_error_crosses_the_process_boundary_with_its_message(project):
         workspace.run_stage(project, "assemble", ["sampel=3"])
 
 
-def test_resolve_release_prefers_the_request_then_params(project):
-    configured = yaml.safe_load((project / "params.yaml").read_text())["download"]
-    assert workspace.resolve_release(project, configured["source"], "2099-01-01") == "2099-01-01"
-    assert workspace.resolve_release(project, configured["source"], None) == configured["release"]
+def test_resolve_release_prefers_the_request_then_the_release_of_the_run_s_date(project):
+    assert workspace.resolve_release(project, "demo", "2099-01-01") == "2099-01-01"
+    # the demo calendar: demo-v1 published 2024-01-01, demo-v2 2024-02-01
+    assert workspace.resolve_release(project, "demo", None, as_of="2024-01-14") == "demo-v1"
+    assert workspace.resolve_release(project, "demo", "latest", as_of="2024-02-04") == "demo-v2"
+    assert workspace.resolve_release(project, "demo", None) == "demo-v2"  # a trigger: as of now
 
 
 @pytest.fixture()
