@@ -22,7 +22,7 @@ from tqdm import tqdm
 from citeworth.core.errors import StageFailed
 from citeworth.core.io import dumps, write_json, write_text
 from citeworth.core.paper import Paper
-from citeworth.sources import BadRecord, InputSpec, Shard, discover_shards, read_shard
+from citeworth.sources import BadRecord, InputSpec, Shard, input_shards, read_shard
 
 log = logging.getLogger(__name__)
 
@@ -43,11 +43,7 @@ def export(params: ExportParams) -> dict:
         raise StageFailed(f"unknown export format {params.format!r}; formats: {', '.join(FORMATS)}")
     out_dir = Path(params.out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
-    shards = [
-        shard
-        for spec in params.inputs
-        for shard in discover_shards(spec.reader, spec.glob, spec.metadata, spec.release)
-    ]
+    shards = input_shards(params.inputs)
     staging = Path(tempfile.mkdtemp(dir=out_dir, prefix=f".{params.format}."))
     counts: Counter[str] = Counter()
     bad: list[BadRecord] = []
