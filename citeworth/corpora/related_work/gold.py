@@ -15,14 +15,28 @@ import json
 from collections.abc import Iterable
 from pathlib import Path
 
+import yaml
+
 from citeworth.core.paper import Paper
+from citeworth.core.params import resolve_references
 from citeworth.corpora.related_work.record import Splitter, mapped_anchors, paper_record
 from citeworth.corpora.related_work.sections import SectionFinder
 from citeworth.curate.sections import normalize_title
+from citeworth.sources import InputSpec
 
 
 def load_gold(path: Path) -> dict:
     return json.loads(Path(path).read_text())
+
+
+def gold_inputs(project: Path) -> list[InputSpec]:
+    """The corpus the gold covers: the stage's own inputs in ``project`` (params.yaml's
+    related_work.inputs, its ``${...}`` references resolved, paths made absolute): the demo
+    release params.yaml names, whose demo-v2 holds the PLOS starter corpus."""
+    document = yaml.safe_load((project / "params.yaml").read_text())
+    inputs = resolve_references(document["related_work"], document, "related_work")["inputs"]
+    absolute = lambda item: {key: str(project / item[key]) for key in ("glob", "metadata") if item.get(key)}  # noqa: E731
+    return [InputSpec(**(item | absolute(item))) for item in inputs]
 
 
 def detect(papers: Iterable[Paper], finder: SectionFinder, split: Splitter) -> dict[tuple[str, str], dict]:
