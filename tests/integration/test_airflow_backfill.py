@@ -76,8 +76,16 @@ def deployment(tmp_path, migrated_db, mirror):  # noqa: F811
 
 
 def _cli(project: Path, env: dict):
+    """The airflow command line. It writes the SQLite metadata DB the running deployment holds, so a
+    write can meet "database is locked"; such a command wrote nothing and is run again."""
     def cli(*args: str) -> str:
-        return run([sys.executable, "-m", "airflow", *args], project, env=env, timeout=120).stdout
+        for _ in range(5):
+            done = run([sys.executable, "-m", "airflow", *args], project, env=env, timeout=120, check=False)
+            if done.returncode == 0:
+                return done.stdout
+            assert "database is locked" in done.stderr, done.stderr[-3000:]
+            time.sleep(3)
+        pytest.fail(f"airflow {' '.join(args)}: the database stayed locked")
     return cli
 
 
