@@ -35,14 +35,19 @@ DVC_YAML = """stages:
     metrics:
       - stats.json:
           cache: false
+    plots:
+      - plots:
+          cache: false
 """
-STEP = """import json, sys, yaml
+STEP = """import json, os, sys, yaml
 if sys.argv[1] == "first":
     open("out/first.txt", "w").write(str(yaml.safe_load(open("params.yaml"))["assemble"]["seed"]))
 else:
     text = open("out/first.txt").read()
     open("out/second.txt", "w").write(text * 2)
     open("stats.json", "w").write(json.dumps({"n": len(text)}))
+    os.makedirs("plots", exist_ok=True)
+    open("plots/curve.csv", "w").write("x,y\\n0," + text + "\\n")
 """
 
 
@@ -148,6 +153,7 @@ def test_runs_from_one_start_commit_version_one_after_another_without_touching_t
     for tag, seed in (("data/demo/demo-v1", 7), ("data/demo/demo-v2", 8)):
         assert yaml.safe_load(_git(project, "show", f"{tag}:params.yaml"))["download"]["release"] == tag[-7:]
         assert json.loads(_git(project, "show", f"{tag}:stats.json")) == {"n": len(str(seed))}
+        assert _git(project, "show", f"{tag}:plots/curve.csv") == f"x,y\n0,{seed}"  # a folder git keeps
     # the checkout's files are as they were; only its branch moved
     assert _git(project, "diff", "--quiet", start, "--", ".") == ""
     assert any((project.parent / "storage").rglob("*"))  # pushed into the project's remote
