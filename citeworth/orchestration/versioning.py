@@ -129,9 +129,9 @@ def publish(workspace: Path, stages: Iterable[str], message: str, *, ref: str, s
         "params.yaml": updated_params(_show(workspace, base, "params.yaml"), param_updates or {})[0],
     }
     for path in git_tracked_outputs(workspace, stages):
-        text = (workspace / path).read_text()
         is_ignore = path.endswith(".gitignore")
-        files[path] = _merged_ignore(_show(workspace, base, path), text) if is_ignore else text
+        files[path] = (_merged_ignore(_show(workspace, base, path), (workspace / path).read_text())
+                       if is_ignore else workspace / path)  # metrics, tables, plots (PNGs too): as is
     commit = _commit_files(workspace, base, files, message)
     if commit is None:
         return {"commit": git(workspace, "rev-parse", f"{base}^{{commit}}"), "created": False}
@@ -172,14 +172,17 @@ def _merged_ignore(base: str, workspace: str) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _commit_files(workspace: Path, parent: str, files: dict[str, str], message: str) -> str | None:
+def _commit_files(workspace: Path, parent: str, files: dict[str, str | Path], message: str) -> str | None:
     """A commit of ``parent``'s tree with ``files`` replaced, built in a private index (no working
     tree, no branch checked out); None when that tree is ``parent``'s."""
     with tempfile.TemporaryDirectory(prefix="citeworth-index-") as scratch:
         env = {**os.environ, "GIT_INDEX_FILE": str(Path(scratch) / "index")}
         git(workspace, "read-tree", parent, env=env)
-        for path, text in sorted(files.items()):
-            blob = git(workspace, "hash-object", "-w", "--stdin", env=env, stdin=text)
+        for path, content in sorted(files.items()):
+            if isinstance(content, Path):
+                blob = git(workspace, "hash-object", "-w", "--", str(content), env=env)
+            else:
+                blob = git(workspace, "hash-object", "-w", "--stdin", env=env, stdin=content)
             git(workspace, "update-index", "--add", "--cacheinfo", f"100644,{blob},{path}", env=env)
         tree = git(workspace, "write-tree", env=env)
     if tree == git(workspace, "rev-parse", f"{parent}^{{tree}}"):

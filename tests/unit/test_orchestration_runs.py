@@ -48,6 +48,7 @@ else:
     open("stats.json", "w").write(json.dumps({"n": len(text)}))
     os.makedirs("plots", exist_ok=True)
     open("plots/curve.csv", "w").write("x,y\\n0," + text + "\\n")
+    open("plots/curve.png", "wb").write(bytes([0x89]) + b"PNG" + text.encode())
 """
 
 
@@ -154,6 +155,8 @@ def test_runs_from_one_start_commit_version_one_after_another_without_touching_t
         assert yaml.safe_load(_git(project, "show", f"{tag}:params.yaml"))["download"]["release"] == tag[-7:]
         assert json.loads(_git(project, "show", f"{tag}:stats.json")) == {"n": len(str(seed))}
         assert _git(project, "show", f"{tag}:plots/curve.csv") == f"x,y\n0,{seed}"  # a folder git keeps
+        png = subprocess.run(["git", "show", f"{tag}:plots/curve.png"], cwd=project, capture_output=True)
+        assert png.stdout == b"\x89PNG" + str(seed).encode()  # binary files as they are
     # the checkout's files are as they were; only its branch moved
     assert _git(project, "diff", "--quiet", start, "--", ".") == ""
     assert any((project.parent / "storage").rglob("*"))  # pushed into the project's remote
