@@ -38,6 +38,9 @@ _WORD = re.compile(r"\w")
 _ATTACHING = frozenset(string.punctuation) - frozenset("([{")
 _FINAL = frozenset(".!?")
 _CLOSER = {"(": ")", "[": "]"}
+# En and em dashes, which JATS and LaTeX sources print in ranges ("[1\u20133]"), as the "-" of the
+# paper's numeric regex (its range [,-;] holds "-" but no other dash).
+_DASHES = str.maketrans("\u2013\u2014", "--")
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,6 +51,10 @@ class Citation:
     end: int
     text: str
     ref_ids: tuple[str | None, ...]
+
+
+def ascii_dashes(text: str) -> str:
+    return text.translate(_DASHES)
 
 
 def span_problem(text: str, spans: Sequence[CitationSpan]) -> str | None:
@@ -120,6 +127,12 @@ def citation_format(text: str) -> str | None:
     if _PLACEHOLDER_RUN.fullmatch(text):
         return "placeholder"
     return None
+
+
+def looks_like_citation(text: str) -> bool:
+    """The public code's ``valid_citation_format``: ``text`` contains a bracketed number or a year
+    before a closing parenthesis (unarXive placeholders, which have no surface form, count too)."""
+    return bool(NUMERIC.search(text) or YEAR.search(text) or CITE_PLACEHOLDER.search(text))
 
 
 def missed_citation(text: str) -> bool:
