@@ -109,6 +109,9 @@ def test_every_model_writes_metrics_plots_and_a_reloadable_model(trained):
         confusion = (plots / "confusion.csv").read_text().splitlines()
         assert confusion[0] == "actual,predicted" and len(confusion) == n_test + 1
         assert (plots / "pr_curve.csv").read_text().startswith("threshold,precision,recall")
+        curve = (plots / "learning_curve.csv").read_text().splitlines()
+        assert curve[0] == "seed,step,dev_f1,train_loss"
+        assert len(curve) == (1 if name == "tfidf_lr" else len(metrics["per_seed"][0]["history"]) + 1)
         assert version in (trained / "models" / name / "README.md").read_text()
         assert load_trained(trained / "models" / name).predict_proba(test_records).shape == (n_test,)
         if name != "tfidf_lr":
@@ -141,7 +144,13 @@ def test_transformer_models_reload_with_auto_classes(trained):
 def test_report_aggregates_every_model_into_table4(trained):
     summary = json.loads((trained / "metrics/models.json").read_text())
     assert set(summary) == set(yaml.safe_load((trained / "params.yaml").read_text())["train"]["models"])
-    assert {"precision", "recall", "f1", "f1_std", "runtime_seconds"} <= set(summary["context"])
+    assert {"precision", "recall", "f1", "f1_std", "runtime_seconds", "roc_auc", "pr_auc", "f1_ci",
+            "test_sentences"} <= set(summary["context"])
+    n_test = len(data.sentences(read(trained / "data/citeworth/test.jsonl")))
+    for row in summary.values():
+        assert row["test_sentences"] == n_test
+        low, high = row["f1_ci"]
+        assert low <= row["f1"] <= high and 0.0 <= row["roc_auc"] <= 1.0 and 0.0 <= row["pr_auc"] <= 1.0
     table = (trained / "reports/table4.md").read_text()
     assert "| Logistic Regression |" in table and table.count("\n| ") == len(summary) + 1
     assert "models/context/saliency.md" in table
