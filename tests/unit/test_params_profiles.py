@@ -61,7 +61,8 @@ def test_the_paper_profile_has_the_papers_settings():
     assert (specs["context"].optim.lr, specs["context"].optim.weight_decay) == (1.112e-05, 0.0)
     assert (specs["bert"].optim.lr, specs["bert"].optim.batch_size) == (8.075e-06, 8)
     assert (specs["transformer"].optim.epochs, specs["transformer"].scratch.layers) == (33, 5)
-    assert all(s.optim.max_steps is None for s in specs.values() if s.optim)
+    encoder_models = [s for s in specs.values() if s.kind in ("sentence", "context")]
+    assert all((s.optim.max_steps, s.optim.eval_every) == (None, 0) for s in encoder_models)
     assert specs["pu"].pu and not specs["pu"].weighted_loss and not specs["sentence_noweight"].weighted_loss
     assert specs["solo"].context.solo and specs["context"].context.window is None
     assert stage_params("curate", path=PAPER).inputs[0].glob == "raw/s2orc_legacy/20200705/**/*.jsonl.gz"
