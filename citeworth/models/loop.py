@@ -138,7 +138,8 @@ def predict_proba(module: torch.nn.Module, adapter: Adapter, items: list[Item], 
     scores = np.full(n_rows, np.nan)
     module.eval()
     with torch.inference_mode():
-        for idx in tqdm(length_batches(items, batch_size, None), desc=desc, leave=False, unit="batch"):
+        batches = length_batches(items, batch_size, None)
+        for idx in tqdm(batches, desc=desc, leave=False, unit="batch", disable=None):  # None: a terminal only
             batch = adapter.collate([items[i] for i in idx]).to(device)
             probs = torch.softmax(logits_of(module, batch).float(), dim=-1)[:, 1]
             scores[batch.index.numpy()] = probs.cpu().numpy()

@@ -42,11 +42,13 @@ def load_model_metrics(metrics_dir: Path) -> dict[str, dict]:
 
 
 def summary_row(metrics: dict) -> dict:
-    """One model's line of ``metrics/models.json``: test P/R/F1 mean and std, runtime."""
+    """One model's line of ``metrics/models.json``: test P/R/F1 mean and std, dev F1 (what
+    ``citeworth check`` picks its default model by), runtime."""
     test = metrics["test"]
     row = {"label": metrics["label"], "kind": metrics["kind"], "seeds": test["f1"]["n"]}
     for key in ("precision", "recall", "f1"):
         row[key], row[f"{key}_std"] = round(test[key]["mean"], 4), round(test[key]["std"], 4)
+    row["dev_f1"] = round(metrics["dev"]["f1"]["mean"], 4)
     row["runtime_seconds"] = round(metrics["runtime_seconds"]["mean"], 1)
     return row
 
