@@ -144,10 +144,10 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def read_drafts(paths: Sequence[str], syntax: str = "auto") -> tuple[list[Draft], list[str]]:
-    """The drafts of ``paths`` and a message for each that cannot be read. A file another draft
-    includes (a chapter given beside its main file) is checked once, as part of that draft."""
+    """The drafts of ``paths`` and a message for each that cannot be read. A file given twice, or
+    that another draft includes (a chapter given beside its main file), is checked once."""
     drafts, problems = [], []
-    for path in paths:
+    for path in dict.fromkeys(os.path.normpath(p) for p in paths):
         try:
             drafts.append(read_draft(path, syntax))
         except OSError as exc:

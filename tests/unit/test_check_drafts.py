@@ -174,7 +174,7 @@ def test_the_context_model_gets_each_paragraph_whole(tex):
 
 
 def test_a_chapter_given_beside_its_main_file_is_checked_once_and_alone_as_a_fragment():
-    drafts, problems = read_drafts([str(METHOD), str(MAIN)])
+    drafts, problems = read_drafts([str(METHOD), str(MAIN), str(MAIN)])
     assert problems == [] and [d.name for d in drafts] == [str(MAIN)]
     alone = read_draft(str(METHOD))  # no \begin{document}: read whole
     found = check_drafts([alone], ReportedScorer(), 0.5)
