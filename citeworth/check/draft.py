@@ -77,7 +77,6 @@ class Sentence:
     end_column: int  # one past the last character
     text: str  # what the model reads: citations removed
     cited: bool
-    paragraph: int  # index of its block among all blocks checked
     offset: int  # document offset of its start (ordered against directives)
     suppressed: bool = False  # by a directive
     score: float | None = None
@@ -95,15 +94,15 @@ def sentences(drafts: Sequence[Draft], splitter: SentenceSplitter) -> list[list[
     splits = splitter.split(block.text for _, block in blocks)
     paragraphs: list[list[Sentence]] = []
     by_draft: dict[int, list[Sentence]] = {}
-    for index, ((draft, block), bounds) in enumerate(zip(blocks, splits, strict=True)):
-        paragraphs.append(_block_sentences(draft, block, bounds, index))
+    for (draft, block), bounds in zip(blocks, splits, strict=True):
+        paragraphs.append(_block_sentences(draft, block, bounds))
         by_draft.setdefault(id(draft), []).extend(paragraphs[-1])
     for draft in drafts:
         _apply_directives(draft.directives, by_draft.get(id(draft), []))
     return paragraphs
 
 
-def _block_sentences(draft: Draft, block: Block, bounds: list[Span], index: int) -> list[Sentence]:
+def _block_sentences(draft: Draft, block: Block, bounds: list[Span]) -> list[Sentence]:
     text = block.text
     bounds = join_across(bounds, sorted(block.cites + block.unbreakable))
     bounds = attach_citation_only(text, bounds, block.cites)
@@ -114,10 +113,10 @@ def _block_sentences(draft: Draft, block: Block, bounds: list[Span], index: int)
         inside = [(a, b) for a, b in block.cites if start <= a < end]
         doc_start, doc_end = block.origin(start, end)
         cited = bool(inside) or _anchored(draft.cite_anchors, doc_start, doc_end) or (
-            block.cited_by_patterns and cit.missed_citation(text[start:end]))
+            block.cited_by_patterns and cit.missed_citation(_blanked(text, start, end, block.unbreakable)))
         first, after = draft.locate(doc_start), draft.locate(doc_end)
         found.append(Sentence(first.file, first.line, first.column, after.line, after.column,
-                              model_text(block, start, end, inside), cited, index, doc_start))
+                              model_text(block, start, end, inside), cited, doc_start))
     return found
 
 
@@ -132,6 +131,15 @@ def model_text(block: Block, start: int, end: int, cites: Sequence[Span]) -> str
     for placeholder, replacement in block.replacements.items():
         cleaned = cleaned.replace(placeholder, replacement)
     return cit.normalize_space(cleaned)
+
+
+def _blanked(text: str, start: int, end: int, spans: Sequence[Span]) -> str:
+    """``text[start:end]`` with ``spans`` (code, maths: no citation can be there) blanked."""
+    chars = list(text[start:end])
+    for a, b in spans:
+        for i in range(max(a, start), min(b, end)):
+            chars[i - start] = " "
+    return "".join(chars)
 
 
 def _anchored(anchors: list[int], start: int, end: int) -> bool:

@@ -160,6 +160,13 @@ def test_citation_patterns_of_markdown_and_text():
     assert [text[a:b] for a, b in pattern_citations(text)] == ["[12]", "[3-5]", "(Smith et al., 2010)"]
 
 
+def test_code_and_maths_never_count_as_citations(tmp_path):
+    path = tmp_path / "notes.md"
+    path.write_text("Index `a[3]` was reported in 2020. Also $f(x) = [1]$ was reported (Smith, 2019).\n")
+    found = check_drafts([read_draft(str(path))], ReportedScorer(), 0.5)
+    assert [s.status for s in found] == [FLAGGED, CITED]
+
+
 def test_the_context_model_gets_each_paragraph_whole(tex):
     scorer = ReportedScorer()
     drafts, _ = read_drafts([str(MAIN)])
