@@ -82,8 +82,10 @@ class PaperIndex:
             bibliography = {ref_id: {"title": entry.title, "ids": dict(entry.ids)}
                             for ref_id, entry in paper.bib_entries.items()}
         row = self.db.execute(
-            "INSERT INTO papers (source, paper_id, title, abstract, body, bibliography) VALUES (?, ?, ?, ?, ?, ?)",
-            (paper.source, paper.paper_id, paper.title, paper.abstract or None, _json(body), _json(bibliography)),
+            "INSERT INTO papers (source, paper_id, title, abstract, body, bibliography) "
+            "VALUES (?, ?, ?, ?, ?, ?)",
+            (paper.source, paper.paper_id, paper.title, paper.abstract or None, _json(body),
+             _json(bibliography)),
         ).lastrowid
         self.db.executemany("INSERT INTO keys VALUES (?, ?)",
                             [(key, row) for key in lookup_keys(paper.ids, paper.title)])
@@ -107,12 +109,16 @@ class PaperIndex:
             return None
         rows = self.db.execute(
             f"SELECT k.key, {_prefixed('p')} FROM keys k JOIN papers p ON p.rowid = k.paper "
-            f"WHERE k.key IN ({', '.join('?' * len(keys))}) AND (p.body IS NOT NULL OR p.abstract IS NOT NULL)",
+            f"WHERE k.key IN ({', '.join('?' * len(keys))}) "
+            "AND (p.body IS NOT NULL OR p.abstract IS NOT NULL)",
             keys).fetchall()
         if not rows:
             return None
         best = min(rows, key=lambda row: (row[6] is None, keys.index(row[0]), row[1]))
         return _paper(best[1:])
+
+    def paper(self, rowid: int) -> IndexedPaper:
+        return _paper(self.db.execute(f"SELECT {_COLUMNS} FROM papers WHERE rowid = ?", (rowid,)).fetchone())
 
     def get(self, source: str, paper_id: str) -> IndexedPaper | None:
         """The first paper read with this source and id."""

@@ -30,8 +30,8 @@ def test_best_content_prefers_full_text_and_keeps_resolved_citations_and_the_bib
     text = "Nets work [1]. They do."
     body = [Paragraph(text, "Intro", (CitationSpan(10, 13, "[1]"),))]  # unlinked: resolved by its number
     index.add(Paper("abstract-only", "Nets", (), [], ids={"doi": "10.1/n"}, abstract="About nets."))
-    index.add(Paper("full", "Nets", (), body, {"b0": BibEntry("b0", "Older nets", ids={"arxiv": "1234.5678"})},
-                    source="s2orc_json", ids={"s2": "99"}))
+    bibliography = {"b0": BibEntry("b0", "Older nets", ids={"arxiv": "1234.5678"})}
+    index.add(Paper("full", "Nets", (), body, bibliography, source="s2orc_json", ids={"s2": "99"}))
     index.add(Paper("empty", "Nothing", (), [], ids={"doi": "10.1/e"}))
     cited = index.best_content({"title": "nets", "ids": {"doi": "10.1/n"}})
     assert cited.paper_id == "full" and cited.full_text  # full text beats a better key with an abstract only
