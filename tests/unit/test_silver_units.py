@@ -2,17 +2,22 @@
 
 from __future__ import annotations
 
+from collections import Counter
+
 import numpy as np
 import pytest
 from sklearn.metrics import balanced_accuracy_score, matthews_corrcoef
 
 from citeworth.core.errors import StageFailed
+from citeworth.core.io import read_jsonl
 from citeworth.corpora.paper_index import IndexedPaper
 from citeworth.corpora.silver.balance import balanced
 from citeworth.corpora.silver.cutoff import grid, load_gold, tune
+from citeworth.corpora.silver.labelling import write_pairs
 from citeworth.corpora.silver.pairs import Sentence, body_sentences, cited_entries, cited_sentences
 from citeworth.corpora.silver.params import CutoffParams
 from citeworth.corpora.silver.similarity import Vectors, quantise
+from citeworth.corpora.silver.store import Citing, Store
 from citeworth.curate.sentences import SentenceSplitter
 from citeworth.models.evaluation import binary_metrics
 
@@ -118,3 +123,29 @@ def test_the_gold_file_needs_its_header_and_dev_pairs(tmp_path):
     path.write_text("split\tciting_id\tciting\tcited\tscore\ntest\tt1\tA.\tB.\t4\n")
     with pytest.raises(StageFailed, match="no dev pairs"):
         load_gold(path)
+
+
+def test_each_citing_sentence_is_scored_against_every_cited_sentence_and_balanced(tmp_path):
+    store = Store(tmp_path / "pairs.sqlite")
+    unit = {"citing": [1.0, 0.0], "near": [0.8, 0.6], "nearer": [0.96, 0.28], "far": [0.0, 1.0],
+            "farther": [-0.6, 0.8], "other": [0.6, -0.8]}
+    rows = {text: store.text_row(text) for text in unit}
+    vectors = Vectors(np.array([unit[text] for text in store.texts()]))
+    for rowid, texts in ((1, ["near", "far"]), (2, ["nearer", "farther", "other"])):
+        paper = IndexedPaper(rowid, "s", f"cited{rowid}", None, None, None, None)
+        store.add_cited(paper, "full_text", [(i, t.upper(), rows[t]) for i, t in enumerate(texts)])
+    for split, ref, cited in (("train", "b1", 1), ("train", "b2", 2), ("test", "b1", 1)):
+        citing_id = f"s/{split}#s0"
+        store.add_citing(Citing(citing_id, split, "s", split, "CITING", rows["citing"], ref, cited))
+    counts: Counter = Counter()
+    write_pairs(store, vectors, store.texts(), tmp_path, 7000, 4, 1, counts)  # cutoff 0.7
+    assert counts["pairs_scored"] == 5 + 2 and counts["pairs_positive"] == 2 + 1
+    train = list(read_jsonl(tmp_path / "train.jsonl"))
+    assert sorted((p["cited_text"], p["label"], p["score"]) for p in train if p["label"]) == [
+        ("near", 1, 0.8), ("nearer", 1, 0.96)]
+    assert [p["label"] for p in train].count(0) == 2 and counts["pairs_train"] == 4
+    assert {p["cited_paper_id"] for p in train} <= {"cited1", "cited2"}
+    assert train[0]["citing_original"] == "CITING" and train[0]["citing_text"] == "citing"
+    assert [(p["cited_text"], p["label"]) for p in read_jsonl(tmp_path / "test.jsonl")] == [("near", 1),
+                                                                                          ("far", 0)]
+    assert (tmp_path / "dev.jsonl").read_text() == ""

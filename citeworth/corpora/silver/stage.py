@@ -20,7 +20,6 @@ Outputs: ``out_dir/{train,dev,test}.jsonl`` (one pair a line, by citing sentence
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import shutil
 import tempfile
@@ -28,21 +27,20 @@ from collections import Counter
 from pathlib import Path
 
 import numpy as np
-from tqdm import tqdm
 
-from citeworth.core.io import atomic_write, dumps, read_jsonl, sha256_file, write_json, write_text
+from citeworth.core.io import read_jsonl, sha256_file, write_json, write_text
 from citeworth.core.params import ParamsError, to_dict
 from citeworth.core.schema import SPLITS
 from citeworth.core.threads import torch_threads
 from citeworth.corpora.paper_index import PaperIndex
 from citeworth.corpora.silver import corpus
-from citeworth.corpora.silver.balance import balanced
 from citeworth.corpora.silver.cleaning import check_rules, clean
 from citeworth.corpora.silver.cutoff import GoldPair, grid, load_gold, tune
+from citeworth.corpora.silver.labelling import write_pairs
 from citeworth.corpora.silver.params import CITING_FROM, METHODS, SilverParams
 from citeworth.corpora.silver.report import markdown
 from citeworth.corpora.silver.similarity import Vectors, quantise, vectorise
-from citeworth.corpora.silver.store import CitedPaper, CitedSentence, Citing, Store
+from citeworth.corpora.silver.store import Store
 from citeworth.curate.sentences import SentenceSplitter
 from citeworth.models import siamese
 from citeworth.models.evaluation import THRESHOLD, binary_metrics
@@ -100,7 +98,9 @@ def _build(params: SilverParams, work: Path, gold: list[GoldPair], counts: Count
         texts = store.texts()
         vectors, facts = vectorise(texts, params.similarity, work)
         cutoff, annotator = _cutoff(params, gold, gold_rows, vectors, facts)
-        _write_pairs(params, store, vectors, texts, cutoff, counts)
+        decimals = params.similarity.decimals
+        units = round(cutoff["chosen"]["cutoff"] * 10 ** decimals)
+        write_pairs(store, vectors, texts, Path(params.out_dir), units, decimals, params.seed, counts)
     finally:
         index.close()
         store.close()
@@ -127,50 +127,6 @@ def _cutoff(params: SilverParams, gold: list[GoldPair], rows: list[tuple[int, in
     write_json(Path(params.reports_dir) / "cutoff.json", result)
     cut = round(chosen["cutoff"] * 10 ** decimals)
     return result, binary_metrics(labels[~dev], scores[~dev] >= cut)
-
-
-def _write_pairs(params: SilverParams, store: Store, vectors: Vectors, texts: list[str], cutoff: dict,
-                 counts: Counter) -> None:
-    """Score, label and balance every citing sentence's pairs; one file per split."""
-    decimals = params.similarity.decimals
-    cut = round(cutoff["chosen"]["cutoff"] * 10 ** decimals)
-    with contextlib.ExitStack() as stack:
-        files = {name: stack.enter_context(atomic_write(Path(params.out_dir) / f"{name}.jsonl"))
-                 for name in SPLITS}
-        for group in tqdm(store.citing_sentences(), desc="silver: pairs", unit="sentence"):
-            pairs = _scored_pairs(group, store, vectors, texts, decimals)
-            labels = np.array([int(q >= cut) for q, _ in pairs], dtype=np.int64)
-            kept = balanced(labels, params.seed, group[0].citing_id)
-            counts["pairs_scored"] += len(pairs)
-            counts["pairs_positive"] += int(labels.sum())
-            counts["citing_sentences_with_positive"] += bool(labels.any())
-            counts[f"pairs_{group[0].split}"] += len(kept)
-            for i in kept:
-                q, record = pairs[i]
-                files[group[0].split].write(dumps({**record, "label": int(labels[i]),
-                                                   "score": round(q / 10 ** decimals, decimals)}) + "\n")
-
-
-def _scored_pairs(group: list[Citing], store: Store, vectors: Vectors, texts: list[str],
-                  decimals: int) -> list[tuple[int, dict]]:
-    """(rounded cosine in units, the pair's record) for every sentence of every paper cited."""
-    pairs = []
-    for citing in group:
-        cited = store.cited_paper(citing.cited)
-        rows = [sentence.text_row - 1 for sentence in cited.sentences]
-        scores = quantise(vectors.cosines(citing.text_row - 1, rows), decimals) if rows else []
-        pairs += [(int(q), _record(citing, cited, sentence, texts))
-                  for sentence, q in zip(cited.sentences, scores, strict=True)]
-    return pairs
-
-
-def _record(citing: Citing, cited: CitedPaper, sentence: CitedSentence, texts: list[str]) -> dict:
-    """A pair's record (its label and score are added when it is kept)."""
-    return {"citing_id": citing.citing_id, "citing_source": citing.source, "citing_paper_id": citing.paper_id,
-            "citing_original": citing.original, "citing_text": texts[citing.text_row - 1],
-            "ref_id": citing.ref_id, "cited_source": cited.source, "cited_paper_id": cited.paper_id,
-            "cited_from": cited.cited_from, "cited_idx": sentence.idx, "cited_original": sentence.original,
-            "cited_text": texts[sentence.text_row - 1]}
 
 
 def _models(params: SilverParams, gold: list[GoldPair]) -> dict:

@@ -10,6 +10,8 @@ from dataclasses import dataclass
 from itertools import groupby
 from pathlib import Path
 
+import numpy as np
+
 from citeworth.corpora.paper_index import IndexedPaper
 
 
@@ -38,6 +40,11 @@ class CitedPaper:
     paper_id: str
     cited_from: str  # full_text | abstract
     sentences: tuple[CitedSentence, ...]
+
+    @functools.cached_property
+    def vector_rows(self) -> np.ndarray:
+        """The rows of its sentences' vectors (text row - 1)."""
+        return np.array([sentence.text_row - 1 for sentence in self.sentences], dtype=np.int64)
 
 
 class Store:
