@@ -10,15 +10,49 @@ import contextlib
 import hashlib
 import json
 import os
+import re
 import tempfile
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import IO, Any
 
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+
 
 def dumps(obj: Any) -> str:
     """Canonical one-line JSON: sorted keys, real UTF-8, no trailing spaces."""
     return json.dumps(obj, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+
+
+class JsonInputError(ValueError):
+    """Input that is not one well-formed JSON value; ``reason`` is a short code for quarantine:
+    invalid_utf8, malformed_json, too_deeply_nested or invalid_unicode (an unpaired surrogate)."""
+
+    def __init__(self, reason: str, detail: str):
+        super().__init__(f"{reason}: {detail}")
+        self.reason, self.detail = reason, detail
+
+
+def parse_json(data: bytes | str) -> Any:
+    """One JSON value as ``json.loads`` reads it; input it cannot take raises JsonInputError, also
+    nesting deeper than the interpreter's stack (not RecursionError) and an escaped lone surrogate
+    (``"\\ud800"``: a string no UTF-8 output file can hold)."""
+    try:
+        text = data.decode("utf-8") if isinstance(data, bytes) else data
+    except UnicodeDecodeError as exc:
+        raise JsonInputError("invalid_utf8", str(exc)) from None
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise JsonInputError("malformed_json", str(exc)) from None
+    except RecursionError:
+        raise JsonInputError("too_deeply_nested", "nested deeper than the reader's stack") from None
+    if _SURROGATE_ESCAPE.search(text):
+        try:
+            dumps(value).encode("utf-8")
+        except UnicodeEncodeError as exc:
+            raise JsonInputError("invalid_unicode", f"an escaped lone surrogate ({exc.reason})") from None
+    return value
 
 
 @contextlib.contextmanager

@@ -12,18 +12,20 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from dataclasses import fields as dataclass_fields
 
 from citeworth.core.paper import Paper, Paragraph
 from citeworth.core.schema import CITE_WORTHY, FIELD_OF_STUDY, NOT_CITE_WORTHY
 from citeworth.curate import citations as cit
-from citeworth.curate.config import CurationConfig
+from citeworth.curate.config import CURATION_ERROR, CurationConfig
 from citeworth.curate.fields import assign_field
 from citeworth.curate.filters import paper_rejection
 from citeworth.curate.sections import SectionFilter
 from citeworth.curate.sentences import Bounds, SentenceSplitter, attach_citation_only, join_across
+
+OnError = Callable[[Paper, Exception], None]
 
 
 @dataclass
@@ -102,41 +104,63 @@ class Curator:
             self._splitter = SentenceSplitter(self.config.spacy_model, self.config.batch_size)
         return self._splitter
 
-    def curate(self, papers: Iterable[Paper]) -> Iterator[dict]:
-        """Dataset records of the kept paragraphs, in input order (papers, then paragraphs)."""
+    def curate(self, papers: Iterable[Paper], on_error: OnError | None = None) -> Iterator[dict]:
+        """Dataset records of the kept paragraphs, in input order (papers, then paragraphs).
+
+        A paper whose curation raises is counted as rejected (``curation_error``) and handed to
+        ``on_error`` with the exception (the stage quarantines it) and the run goes on; without
+        ``on_error`` the exception propagates.
+        """
         pending: list[_PaperWork] = []
         waiting = 0
         for paper in papers:
-            work = self._select(paper)
+            try:
+                work = self._select(paper)
+            except Exception as exc:
+                self._fail(paper, exc, on_error)
+                self.stats.papers += 1
+                self.stats.paragraphs += len(paper.paragraphs)
+                self._reject_paper(paper, CURATION_ERROR)
+                continue
             if work is None:
                 continue
             pending.append(work)
             waiting += len(work.candidates)
             if waiting >= self.config.batch_size:
-                yield from self._finish(pending)
+                yield from self._finish(pending, on_error)
                 pending, waiting = [], 0
-        yield from self._finish(pending)
+        yield from self._finish(pending, on_error)
+
+    @staticmethod
+    def _fail(paper: Paper, exc: Exception, on_error: OnError | None) -> None:
+        if on_error is None:
+            raise exc
+        on_error(paper, exc)
 
     # --- before splitting ---------------------------------------------------------------------
 
     def _select(self, paper: Paper) -> _PaperWork | None:
-        """Paper-level and pre-split paragraph rules; the paper's split candidates, or None."""
-        self.stats.papers += 1
-        self.stats.paragraphs += len(paper.paragraphs)
+        """Paper-level and pre-split paragraph rules; the paper's split candidates, or None.
+        Every decision is taken before anything is counted, so a paper that raises counts once."""
         decision = assign_field(paper.metadata.get("field_scheme"), paper.fields_of_study,
                                 self.config.multi_field)
-        if reason := paper_rejection(paper, self.config) or decision.reason:
-            return self._reject_paper(paper, reason)
-        permitted = [i for i, p in enumerate(paper.paragraphs) if self.sections.permits(p.section)]
-        cites = {i: self._citations(paper.paragraphs[i]) for i in permitted
-                 if paper.paragraphs[i].cite_spans}
-        if reason := self._paper_citation_reason(paper, permitted, cites):
+        reason = paper_rejection(paper, self.config) or decision.reason
+        if not reason:
+            permitted = [i for i, p in enumerate(paper.paragraphs) if self.sections.permits(p.section)]
+            cites = {i: self._citations(paper.paragraphs[i]) for i in permitted
+                     if paper.paragraphs[i].cite_spans}
+            reason = self._paper_citation_reason(paper, permitted, cites)
+        if not reason:
+            in_sections = set(permitted)
+            verdicts = [self._paragraph_reason(paragraph, i in in_sections, cites.get(i))
+                        for i, paragraph in enumerate(paper.paragraphs)]
+        self.stats.papers += 1
+        self.stats.paragraphs += len(paper.paragraphs)
+        if reason:
             return self._reject_paper(paper, reason)
         self.stats.paragraphs_in_sections += len(permitted)
-        in_sections = set(permitted)
         candidates = []
-        for i, paragraph in enumerate(paper.paragraphs):
-            why = self._paragraph_reason(paragraph, i in in_sections, cites.get(i))
+        for i, (paragraph, why) in enumerate(zip(paper.paragraphs, verdicts, strict=True)):
             if why:
                 self.stats.paragraphs_rejected[why] += 1
             else:
@@ -172,6 +196,8 @@ class Curator:
                           cites: list[cit.Citation] | None) -> str | None:
         if not permitted:
             return "section_not_permitted"
+        if (limit := self.config.max_paragraph_chars) is not None and len(paragraph.text) > limit:
+            return "paragraph_too_long"
         if not paragraph.cite_spans:
             return "no_citation_spans"
         if cites is None:
@@ -199,15 +225,22 @@ class Curator:
 
     # --- after splitting ----------------------------------------------------------------------
 
-    def _finish(self, pending: list[_PaperWork]) -> Iterator[dict]:
+    def _finish(self, pending: list[_PaperWork], on_error: OnError | None) -> Iterator[dict]:
         """Split every pending candidate in one batched pass, then label, check and emit."""
         if not pending:
             return
-        splits = self.splitter.split(c.paragraph.text for work in pending for c in work.candidates)
+        splits = iter(self._split([c.paragraph.text for work in pending for c in work.candidates]))
         for work in pending:
+            bounds = [next(splits) for _ in work.candidates]
+            try:
+                outcomes = [self._samples(c, b) for c, b in zip(work.candidates, bounds, strict=True)]
+            except Exception as exc:
+                self._fail(work.paper, exc, on_error)
+                self.stats.paragraphs_rejected[CURATION_ERROR] += len(work.candidates)
+                continue
             records = []
-            for candidate in work.candidates:
-                outcome = self._samples(candidate, next(splits))
+            for candidate, (outcome, sentences) in zip(work.candidates, outcomes, strict=True):
+                self.stats.sentences_split += sentences
                 if isinstance(outcome, str):
                     self.stats.paragraphs_rejected[outcome] += 1
                 else:
@@ -215,14 +248,34 @@ class Curator:
             self._count_kept(work.field, records)
             yield from records
 
-    def _samples(self, candidate: _Candidate, bounds: list[Bounds]) -> list[dict] | str:
-        """The paragraph's labelled sentences, or the reason the paragraph is rejected."""
+    def _split(self, texts: list[str]) -> list[list[Bounds] | Exception]:
+        """Sentence bounds per text; if the batch fails, each text alone, so that an error is
+        pinned on its own paragraph (an Exception in its place)."""
+        try:
+            return list(self.splitter.split(texts))
+        except Exception:
+            return [self._split_one(text) for text in texts]
+
+    def _split_one(self, text: str) -> list[Bounds] | Exception:
+        try:
+            return next(self.splitter.split([text]))
+        except Exception as exc:
+            return exc
+
+    def _samples(self, candidate: _Candidate,
+                 bounds: list[Bounds] | Exception) -> tuple[list[dict] | str, int]:
+        """The paragraph's labelled sentences or the reason it is rejected, and its sentence count."""
+        if isinstance(bounds, Exception):
+            raise bounds
         text, cites = candidate.paragraph.text, candidate.cites
         spans = [(c.start, c.end) for c in cites]
         sentences = join_across(bounds, spans)
         if self.config.attach_trailing_citations and not self.config.spans_only:
             sentences = attach_citation_only(text, sentences, spans)
-        self.stats.sentences_split += len(sentences)
+        return self._labelled(candidate, sentences), len(sentences)
+
+    def _labelled(self, candidate: _Candidate, sentences: list[Bounds]) -> list[dict] | str:
+        text, cites = candidate.paragraph.text, candidate.cites
         if not self.config.spans_only and len(sentences) < self.config.min_sentences:
             return "too_few_sentences"
         samples, i = [], 0

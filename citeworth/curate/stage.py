@@ -5,25 +5,38 @@ directly), `curate` runs them all on a process pool. Each shard writes three fil
 ``out_dir`` -- ``paragraphs/<shard>.jsonl``, ``quarantine/<shard>.jsonl`` and, last,
 ``stats/<shard>.json`` -- each atomically. The stats file marks the shard finished: a rerun with
 the same inputs, rules and code (``CODE``, see ``citeworth.core.fingerprint``) skips it.
+
+A bad record never stops a shard (readers and the curation quarantine it with its reason). An
+error nothing foresaw stops only its shard: its stats file then records the error (``failed``)
+instead of counts, its quarantine holds one ``shard_error`` record, it has no paragraphs file,
+the other shards go on, and the stage fails at the end naming the failed shards; a rerun redoes
+only those.
 """
 
 from __future__ import annotations
 
+import functools
 import logging
+import traceback
 from collections import Counter
-from concurrent.futures import ProcessPoolExecutor, as_completed
+from collections.abc import Iterator
+from concurrent.futures import as_completed
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from tqdm import tqdm
 
+from citeworth.core.errors import StageFailed
 from citeworth.core.fingerprint import current_record, data_version, fingerprint
-from citeworth.core.io import atomic_write, dumps, write_json
+from citeworth.core.io import atomic_write, dumps, write_json, write_jsonl
+from citeworth.core.paper import Paper
 from citeworth.core.params import to_dict
-from citeworth.curate.config import CurationConfig
+from citeworth.core.processes import worker_pool
+from citeworth.curate.config import CURATION_ERROR, CurationConfig
 from citeworth.curate.stats import summarize
 from citeworth.sources import BadRecord, InputSpec, Shard, discover_shards, read_shard
+from citeworth.sources.base import RAW_CHARS
 
 if TYPE_CHECKING:
     from citeworth.curate.engine import Curator
@@ -74,32 +87,59 @@ def _prune(out_dir: Path, keys: set[str]) -> None:
 
 
 def curate_shard(params: CurateParams, shard: str | Shard) -> dict:
-    """Curate one shard (by key or object); a no-op returning the saved stats when it is done."""
+    """Curate one shard (by key or object); a no-op returning the saved stats when it is done.
+    Raises StageFailed when the shard fails (after recording why in its stats and quarantine)."""
     if isinstance(shard, str):
         by_key = {shard_key(s): s for s in shards(params)}
         if shard not in by_key:
             raise KeyError(f"no shard {shard!r}; shards: {sorted(by_key)}")
         shard = by_key[shard]
-    return _ShardRun(params, shard).run()
+    stats = _ShardRun(params, shard).run()
+    if "failed" in stats:
+        raise StageFailed(_failure_message(params, [stats]))
+    return stats
 
 
 def curate(params: CurateParams) -> dict:
-    """Curate every shard (``params.workers`` processes) and return the merged funnel counts."""
+    """Curate every shard (``params.workers`` processes) and return the merged funnel counts;
+    StageFailed (after every other shard is done) names the shards that failed."""
     todo = shards(params)
     _prune(Path(params.out_dir), {shard_key(shard) for shard in todo})
     results: dict[str, dict] = {}
     with tqdm(total=len(todo), desc="curate", unit="shard") as bar:
-        if params.workers <= 1 or len(todo) <= 1:
-            for shard in todo:
-                results[shard_key(shard)] = curate_shard(params, shard)
-                bar.update()
-        else:
-            with ProcessPoolExecutor(max_workers=min(params.workers, len(todo))) as pool:
-                futures = {pool.submit(curate_shard, params, shard): shard for shard in todo}
-                for future in as_completed(futures):
-                    results[shard_key(futures[future])] = future.result()
-                    bar.update()
+        for key, stats in _run_shards(params, todo):
+            results[key] = stats
+            bar.update()
+    if failed := [results[key] for key in sorted(results) if "failed" in results[key]]:
+        raise StageFailed(_failure_message(params, failed, len(todo)))
     return summarize([results[key] for key in sorted(results)])
+
+
+def _run_shards(params: CurateParams, todo: list[Shard]) -> Iterator[tuple[str, dict]]:
+    if params.workers <= 1 or len(todo) <= 1:
+        for shard in todo:
+            yield shard_key(shard), _ShardRun(params, shard).run()
+        return
+    with worker_pool(min(params.workers, len(todo))) as pool:
+        futures = {pool.submit(_run_shard, params, shard): shard for shard in todo}
+        for future in as_completed(futures):
+            shard = futures[future]
+            try:
+                stats = future.result()
+            except Exception as exc:  # the worker died (e.g. killed for memory) or its result was lost
+                stats = _ShardRun(params, shard).fail(exc)
+            yield shard_key(shard), stats
+
+
+def _run_shard(params: CurateParams, shard: Shard) -> dict:
+    return _ShardRun(params, shard).run()
+
+
+def _failure_message(params: CurateParams, failed: list[dict], total: int | None = None) -> str:
+    names = ", ".join(f"{stats['shard']} ({stats['failed']['error']})" for stats in failed)
+    others = f"the other {total - len(failed)} shard(s) are curated; " if total else ""
+    return (f"curation failed for {len(failed)} shard(s): {names}; {others}the tracebacks are in "
+            f"{Path(params.out_dir) / 'stats'}/<shard>.json, and a rerun redoes only the failed shards")
 
 
 class _ShardRun:
@@ -108,12 +148,11 @@ class _ShardRun:
     def __init__(self, params: CurateParams, shard: Shard):
         self.params = params
         self.shard = shard
-        key = shard_key(shard)
+        self.key = shard_key(shard)
         out = Path(params.out_dir)
-        self.paragraphs_path = out / "paragraphs" / f"{key}.jsonl"
-        self.quarantine_path = out / "quarantine" / f"{key}.jsonl"
-        self.stats_path = out / "stats" / f"{key}.json"
-        self.fingerprint = _fingerprint(params.rules, shard)
+        self.paragraphs_path = out / "paragraphs" / f"{self.key}.jsonl"
+        self.quarantine_path = out / "quarantine" / f"{self.key}.jsonl"
+        self.stats_path = out / "stats" / f"{self.key}.json"
 
     def finished(self) -> dict | None:
         """The shard's stats if it was curated from these inputs, rules and code."""
@@ -122,19 +161,42 @@ class _ShardRun:
         return current_record(self.stats_path, self.fingerprint)
 
     def run(self) -> dict:
-        if (done := self.finished()) is not None:
-            log.info("shard %s already curated with these inputs, rules and code: skipped",
-                     shard_key(self.shard))
-            return done
+        """The shard's stats: curated now or before, or ``failed`` (recorded) when it raised."""
+        try:
+            self.fingerprint = _fingerprint(self.params.rules, self.shard)
+            if (done := self.finished()) is not None:
+                log.info("shard %s already curated with these inputs, rules and code: skipped", self.key)
+                return done
+            return self._curate()
+        except Exception as exc:
+            return self.fail(exc)
+
+    def fail(self, exc: BaseException) -> dict:
+        """Record that the shard failed: stats with the error, one shard_error quarantine record,
+        no paragraphs (a stale file would pass for this run's output)."""
+        trace = "".join(traceback.format_exception(exc)).strip()
+        error = f"{type(exc).__name__}: {exc}"
+        log.error("shard %s failed: %s", self.key, trace)
+        self.paragraphs_path.unlink(missing_ok=True)
+        record = BadRecord(self.shard.name, "shard", f"shard_error:{type(exc).__name__}", trace[-4000:], "")
+        write_jsonl(self.quarantine_path, [asdict(record)])
+        stats = {"shard": self.key, "inputs": list(self.shard.paths), "release": self.shard.release,
+                 "fingerprint": None, "failed": {"error": error[:1000], "traceback": trace[-4000:]}}
+        write_json(self.stats_path, stats)
+        return stats
+
+    def _curate(self) -> dict:
         curator = _curator(self.params.rules)
         curator.stats = type(curator.stats)()  # the cached Curator counts this shard afresh
         quarantined: Counter[str] = Counter()
         self.truncated_at: str | None = None
         with atomic_write(self.quarantine_path) as bad_out, atomic_write(self.paragraphs_path) as good_out:
-            for record in curator.curate(self._good_papers(bad_out, quarantined)):
+            papers = self._good_papers(bad_out, quarantined)
+            on_error = functools.partial(self._quarantine_paper, bad_out=bad_out, quarantined=quarantined)
+            for record in curator.curate(papers, on_error=on_error):
                 good_out.write(dumps(record) + "\n")
         stats = {
-            "shard": shard_key(self.shard),
+            "shard": self.key,
             "inputs": list(self.shard.paths),
             "release": self.shard.release,
             "fingerprint": self.fingerprint,
@@ -145,21 +207,31 @@ class _ShardRun:
         write_json(self.stats_path, stats)
         if self.truncated_at:
             log.warning("shard %s is truncated: read up to %s; the papers before it are curated",
-                        shard_key(self.shard), self.truncated_at)
+                        self.key, self.truncated_at)
         if quarantined:
-            log.warning("shard %s: %d bad records quarantined (%s) in %s", shard_key(self.shard),
+            log.warning("shard %s: %d bad records quarantined (%s) in %s", self.key,
                         sum(quarantined.values()), dict(quarantined), self.quarantine_path)
         return stats
 
     def _good_papers(self, bad_out, quarantined: Counter):
         for item in read_shard(self.shard):
             if isinstance(item, BadRecord):
-                quarantined[item.reason.split(":")[0]] += 1
-                bad_out.write(dumps(asdict(item)) + "\n")
+                self._quarantine(item, bad_out, quarantined)
                 if item.fatal:
                     self.truncated_at = item.location
             else:
                 yield item
+
+    def _quarantine_paper(self, paper: Paper, exc: Exception, bad_out, quarantined: Counter) -> None:
+        """A paper whose curation raised (the curation counts it as rejected) goes to quarantine."""
+        reason, detail = f"{CURATION_ERROR}:{type(exc).__name__}", f"{type(exc).__name__}: {exc}"[:RAW_CHARS]
+        record = BadRecord(self.shard.name, f"paper {paper.paper_id}", reason, detail, paper.paper_id)
+        self._quarantine(record, bad_out, quarantined)
+
+    @staticmethod
+    def _quarantine(item: BadRecord, bad_out, quarantined: Counter) -> None:
+        quarantined[item.reason.split(":")[0]] += 1
+        bad_out.write(dumps(asdict(item)) + "\n")
 
 
 _CURATORS: dict[str, Curator] = {}

@@ -7,6 +7,7 @@ import statistics
 from collections import defaultdict
 from pathlib import Path
 
+from citeworth.core.errors import StageFailed
 from citeworth.core.io import read_jsonl
 from citeworth.core.schema import CITE_WORTHY, FIELD_OF_STUDY, SPLITS
 
@@ -102,6 +103,9 @@ def _funnel_lines(node: dict, indent: str = "") -> list[str]:
 
 def summarize(shard_stats: list[dict]) -> dict:
     """Merge per-shard stats into one funnel (sums of counts, merged reason counters)."""
+    if failed := [stats["shard"] for stats in shard_stats if "failed" in stats]:
+        raise StageFailed(f"shard(s) {failed} failed curation (their stats files say why): "
+                          "rerun curate first")
     total: dict = {}
     for stats in shard_stats:
         _add_into(total, {"curation": stats["curation"], "quarantined": stats["quarantined"]})

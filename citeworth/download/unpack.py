@@ -53,6 +53,7 @@ def unpack(archive: Path, target: Path, max_bytes: int) -> dict[str, Digests]:
         raise DownloadError(f"{archive} is not a readable tar archive: {exc}") from None
     with tar:
         members = [(m, member_path(m)) for m in tar.getmembers()]
+        _check_no_file_folder_clash(archive, members)
         total = sum(m.size for m, _ in members if m.isreg())
         if total > max_bytes:
             raise UnsafeArchive(f"{archive.name} would unpack to {total} bytes, over the cap of {max_bytes}")
@@ -68,6 +69,16 @@ def unpack(archive: Path, target: Path, max_bytes: int) -> dict[str, Digests]:
     shutil.rmtree(target, ignore_errors=True)
     os.replace(tmp, target)
     return files
+
+
+def _check_no_file_folder_clash(archive: Path, members: list[tuple[tarfile.TarInfo, PurePosixPath]]) -> None:
+    """UnsafeArchive when one path is both a file and a folder (``a``, then ``a/`` or ``a/b``): the
+    second member would fail half-way through unpacking, or, the other way round, write through it."""
+    files = {path for member, path in members if member.isreg()}
+    folders = {path for member, path in members if member.isdir()}
+    folders |= {parent for _, path in members for parent in path.parents if parent.parts}
+    if clash := sorted(files & folders):
+        raise UnsafeArchive(f"{archive.name}: {clash[0].as_posix()!r} is both a file and a folder")
 
 
 def _top_folder(members: list[tuple[tarfile.TarInfo, PurePosixPath]], name: str) -> int:

@@ -9,7 +9,6 @@ as in the dataset. Output: one JSON line per sentence with its P(cite-worthy).
 from __future__ import annotations
 
 import argparse
-import json
 import logging
 import re
 import sys
@@ -18,8 +17,9 @@ from pathlib import Path
 
 from tqdm.auto import tqdm
 
-from citeworth.core.io import atomic_write, dumps
+from citeworth.core.io import JsonInputError, atomic_write, dumps, parse_json
 from citeworth.core.schema import NOT_CITE_WORTHY
+from citeworth.curate.config import CurationConfig
 from citeworth.models.evaluation import THRESHOLD
 
 log = logging.getLogger(__name__)
@@ -86,37 +86,67 @@ def _load_model(directory: Path, batch_size: int | None):
 
 
 def iter_paragraphs(texts: list[str], paths: list[Path]) -> Iterator[dict]:
-    """Records of the dataset shape (``samples`` of ``text``) from every input, in order."""
-    yield from _split(texts, "--text")
+    """Records of the dataset shape (``samples`` of ``text``) from every input, in order.
+
+    Input the curation would quarantine is an error naming its file (and line or paragraph):
+    text that is not UTF-8, a JSONL line that is not a JSON object (malformed, nested too deeply,
+    a lone surrogate), and a paragraph longer than the curation's ``max_paragraph_chars``.
+    """
+    yield from _split("--text", [(f"--text {n}", text) for n, text in enumerate(texts, 1)])
     for path in paths:
         if path.suffix == ".jsonl":
             yield from _from_jsonl(path)
         else:
-            content = sys.stdin.read() if str(path) == "-" else path.read_text(encoding="utf-8")
-            yield from _split((p for p in re.split(r"\n\s*\n", content) if p.strip()), str(path))
+            content = _read_text(path)
+            paragraphs = [p for p in re.split(r"\n\s*\n", content) if p.strip()]
+            yield from _split(str(path), [(f"{path}: paragraph {n}", p) for n, p in enumerate(paragraphs, 1)])
+
+
+def _read_text(path: Path) -> str:
+    """The file's text, or standard input's for ``-``."""
+    data = sys.stdin.buffer.read() if str(path) == "-" else path.read_bytes()
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ValueError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
 
 
 def _from_jsonl(path: Path) -> Iterator[dict]:
-    raw: list[str] = []
-    with open(path, encoding="utf-8") as handle:
+    raw: list[tuple[str, str]] = []
+    with open(path, "rb") as handle:
         for number, line in enumerate(handle, 1):
             if not line.strip():
                 continue
-            record = json.loads(line)
-            if "samples" in record:
+            try:
+                record = parse_json(line)
+            except JsonInputError as exc:
+                raise ValueError(f"{path}:{number}: {exc}") from None
+            if _is_dataset_record(record):
                 yield record
-            elif isinstance(record.get("text"), str):
-                raw.append(record["text"])
+            elif isinstance(record, dict) and isinstance(record.get("text"), str):
+                raw.append((f"{path}:{number}", record["text"]))
             else:
-                raise ValueError(f"{path}:{number}: a record needs 'samples' (dataset shape) "
-                                 "or a 'text' string")
-    yield from _split(raw, str(path))
+                raise ValueError(f"{path}:{number}: a record needs 'samples' (a list of objects with a "
+                                 "'text' string: the dataset shape) or a 'text' string")
+    yield from _split(str(path), raw)
 
 
-def _split(paragraphs: Iterable[str], source: str) -> Iterator[dict]:
-    paragraphs = list(paragraphs)
-    if not paragraphs:
+def _is_dataset_record(record) -> bool:
+    samples = record.get("samples") if isinstance(record, dict) else None
+    return isinstance(samples, list) and all(isinstance(s, dict) and isinstance(s.get("text"), str)
+                                             for s in samples)
+
+
+def _split(source: str, located: list[tuple[str, str]]) -> Iterator[dict]:
+    """``located``: (where, paragraph) pairs, ``where`` naming the paragraph in errors."""
+    if not located:
         return
+    limit = CurationConfig.max_paragraph_chars
+    for where, text in located:
+        if limit is not None and len(text) > limit:
+            raise ValueError(f"{where} has {len(text):,} characters, over the {limit:,} the curation "
+                             "splits (max_paragraph_chars): split it into paragraphs")
+    paragraphs = [text for _, text in located]
     from citeworth.curate.sentences import SentenceSplitter
 
     splitter = SentenceSplitter()

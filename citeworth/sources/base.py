@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TypeVar
 
 RAW_CHARS = 500  # how much of an offending input a BadRecord keeps
 
@@ -55,6 +57,22 @@ class RecordError(ValueError):
         super().__init__(f"{reason}: {detail}")
         self.reason = reason
         self.detail = detail
+
+
+T = TypeVar("T")
+
+
+def guarded(shard: Shard, location: str, raw: str | bytes, convert: Callable[..., T], *args) -> T | BadRecord:
+    """``convert(*args)``, or the BadRecord that quarantines the record it reads: with the RecordError's
+    reason, or ``unreadable:<ExceptionType>`` for any other exception -- one record never stops a
+    shard, whatever it holds."""
+    try:
+        return convert(*args)
+    except RecordError as error:
+        return bad_record(shard, location, error, raw)
+    except Exception as exc:  # the point: quarantine the record, with what went wrong
+        error = RecordError(f"unreadable:{type(exc).__name__}", str(exc)[:RAW_CHARS] or repr(exc))
+        return bad_record(shard, location, error, raw)
 
 
 def bad_record(shard: Shard, location: str, error: RecordError, raw: str | bytes) -> BadRecord:

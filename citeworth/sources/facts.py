@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from citeworth.core.paper import normalise_id
-from citeworth.sources.base import BadRecord, RecordError, Shard, bad_record
+from citeworth.sources.base import BadRecord, RecordError, Shard, guarded
 from citeworth.sources.lines import iter_json_lines
 
 METADATA_KEYS = ("field_scheme", "has_abstract", "has_body_text", "has_bib_entries", "has_ref_entries",
@@ -220,8 +220,12 @@ def load_index(
     for item in metadata_rows(path, shard, row_id):
         if isinstance(item, BadRecord):
             bad.append(item)
-        elif wanted is None or item[0] in wanted:
-            facts.setdefault(item[0], row_facts(item[1]))
+        elif item.paper_id not in facts and (wanted is None or item.paper_id in wanted):
+            found = item.facts(shard, row_facts)
+            if isinstance(found, BadRecord):
+                bad.append(found)
+            else:
+                facts[item.paper_id] = found
     return MetadataIndex(facts, bad)
 
 
@@ -241,17 +245,28 @@ def shard_facts(
     return None if index.broken else index.facts
 
 
+@dataclass(frozen=True, slots=True)
+class MetadataRow:
+    paper_id: str
+    row: dict
+    location: str  # "<file name> line N"
+    raw: bytes
+
+    def facts(self, shard: Shard, row_facts: Callable[[dict], PaperFacts]) -> PaperFacts | BadRecord:
+        """The row's facts, or the BadRecord that quarantines the row."""
+        return guarded(shard, self.location, self.raw, row_facts, self.row)
+
+
 def metadata_rows(
     path: str, shard: Shard, row_id: Callable[[dict], str]
-) -> Iterator[tuple[str, dict] | BadRecord]:
-    """``(id, row)`` per metadata line, BadRecords located by the metadata file's name."""
+) -> Iterator[MetadataRow | BadRecord]:
+    """Every metadata line as a MetadataRow, or a BadRecord located by the metadata file's name."""
     label = Path(path).name
     for item in iter_json_lines(path, shard, label=label):
         if isinstance(item, BadRecord):
             yield item
             continue
         line, row = item
-        try:
-            yield row_id(row), row
-        except RecordError as error:
-            yield bad_record(shard, f"{label} line {line.number}", error, line.data)
+        location = f"{label} line {line.number}"
+        paper_id = guarded(shard, location, line.data, row_id, row)
+        yield paper_id if isinstance(paper_id, BadRecord) else MetadataRow(paper_id, row, location, line.data)

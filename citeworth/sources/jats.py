@@ -38,6 +38,7 @@ from citeworth.sources.markup import (
     Markup,
     flatten,
     local_name,
+    nested,
     paragraphs_text,
     read_xml_files,
     require_root,
@@ -176,19 +177,8 @@ def _heading(section: ET.Element | None) -> tuple[str, str | None]:
 
 def _body_paragraphs(body: ET.Element) -> Iterator[tuple[ET.Element, ET.Element | None]]:
     """``(<p>, its top-level <sec> or None)`` in document order."""
-    for child in body:
-        if local_name(child) == "p":
-            yield child, None
-        elif local_name(child) == "sec":
-            yield from ((p, child) for p in _section_paragraphs(child))
-
-
-def _section_paragraphs(sec: ET.Element) -> Iterator[ET.Element]:
-    for child in sec:
-        if local_name(child) == "p":
-            yield child
-        elif local_name(child) == "sec":
-            yield from _section_paragraphs(child)
+    for paragraph, sections in nested(body, "p", "sec"):
+        yield paragraph, sections[0] if sections else None
 
 
 def _classify(element: ET.Element) -> Markup | None:

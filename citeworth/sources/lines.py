@@ -8,15 +8,15 @@ BadRecord naming the decompressed byte offset reached (the end of the last whole
 from __future__ import annotations
 
 import gzip
-import json
 import zlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO
+from typing import IO, Any
 
+from citeworth.core.io import JsonInputError, parse_json
 from citeworth.core.paper import Paper
-from citeworth.sources.base import BadRecord, RecordError, Shard, bad_record
+from citeworth.sources.base import BadRecord, RecordError, Shard, bad_record, guarded
 
 GZIP_MAGIC = b"\x1f\x8b"
 
@@ -47,8 +47,11 @@ def open_bytes(path: str | Path) -> IO[bytes]:
 
 
 def iter_lines(path: str | Path) -> Iterator[Line]:
-    """Non-blank lines of ``path`` with their numbers and offsets; raises BrokenStream at a break."""
+    """Non-blank lines of ``path`` with their numbers and offsets; raises BrokenStream at a break
+    (also for an empty ``.gz`` file, which is a download cut off at byte 0, not an empty shard)."""
     number = offset = 0
+    if str(path).endswith(".gz") and Path(path).stat().st_size == 0:
+        raise BrokenStream("truncated_gzip", 0, 0, "an empty file is no gzip stream (20 bytes at least)")
     try:
         with open_bytes(path) as handle:
             for data in handle:
@@ -62,19 +65,19 @@ def iter_lines(path: str | Path) -> Iterator[Line]:
         raise BrokenStream("corrupt_gzip", offset, number, f"{exc} after line {number}") from exc
 
 
-def decode_json(data: bytes, what: str) -> dict:
-    """One JSON object from bytes, or RecordError(invalid_utf8 | malformed_json)."""
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise RecordError("invalid_utf8", f"{what}: {exc}") from exc
-    try:
-        value = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise RecordError("malformed_json", f"{what}: {exc}") from exc
+def decode_json(data: bytes | str, what: str) -> dict:
+    """One JSON object, or a RecordError with a JsonInputError reason (see citeworth.core.io)."""
+    value = decode_json_value(data, what)
     if not isinstance(value, dict):
         raise RecordError("malformed_json", f"{what}: expected a JSON object, got {type(value).__name__}")
     return value
+
+
+def decode_json_value(data: bytes | str, what: str) -> Any:
+    try:
+        return parse_json(data)
+    except JsonInputError as exc:
+        raise RecordError(exc.reason, f"{what}: {exc.detail}") from None
 
 
 def iter_json_lines(
@@ -100,14 +103,11 @@ def iter_json_lines(
 
 def iter_papers(shard: Shard, convert: Callable[[dict], Paper]) -> Iterator[Paper | BadRecord]:
     """``convert`` applied to every JSON line of the shard's files; a line that is not JSON, or
-    that ``convert`` rejects with a RecordError, becomes a BadRecord and reading goes on."""
+    that ``convert`` fails on, becomes a BadRecord and reading goes on."""
     for path in shard.paths:
         for item in iter_json_lines(path, shard):
             if isinstance(item, BadRecord):
                 yield item
                 continue
             line, record = item
-            try:
-                yield convert(record)
-            except RecordError as error:
-                yield bad_record(shard, f"line {line.number}", error, line.data)
+            yield guarded(shard, f"line {line.number}", line.data, convert, record)

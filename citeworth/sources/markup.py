@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from citeworth.core.paper import Paper
-from citeworth.sources.base import BadRecord, RecordError, Shard, bad_record
+from citeworth.sources.base import BadRecord, RecordError, Shard, guarded
 from citeworth.sources.spans import CITE, RawSpan
 
 _WHITESPACE = re.compile(r"\s+")
@@ -71,14 +71,16 @@ def read_xml_files(
     shard: Shard, convert: Callable[[ET.Element, str, Shard], Paper]
 ) -> Iterator[Paper | BadRecord]:
     """One Paper per XML file of the shard; a file that is not well-formed XML, or that
-    ``convert`` cannot read, is one BadRecord located by its name."""
+    ``convert`` fails on, is one BadRecord located by its name."""
     for path in shard.paths:
         data = Path(path).read_bytes()
         location = f"file {Path(path).name}"
-        try:
-            yield convert(parse_xml(data, location), path, shard)
-        except RecordError as error:
-            yield bad_record(shard, location, error, data)
+        yield guarded(shard, location, data, _convert_file, convert, data, location, path, shard)
+
+
+def _convert_file(convert: Callable[[ET.Element, str, Shard], Paper], data: bytes, location: str, path: str,
+                  shard: Shard) -> Paper:
+    return convert(parse_xml(data, location), path, shard)
 
 
 def parse_xml(data: bytes, location: str) -> ET.Element:
@@ -102,30 +104,42 @@ def placeholder_id(value: str | None) -> str:
 
 
 def flatten(element: ET.Element, classify: Classifier) -> tuple[str, list[RawSpan]]:
-    """The paragraph's text (whitespace runs collapsed, stripped) and its spans, citations grouped."""
+    """The paragraph's text (whitespace runs collapsed, stripped) and its spans, citations grouped.
+
+    The markup is walked with an explicit stack, not recursion: inline elements nested thousands
+    deep (``<italic><italic>...``) are well-formed XML and must not exhaust the interpreter's stack.
+    """
     builder = _TextBuilder()
     spans: list[RawSpan] = []
-    _content(element, classify, builder, spans)
+    todo: list[tuple[str, ET.Element | str | None]] = [(_CONTENT, element)]
+    while todo:
+        step, item = todo.pop()
+        if step == _TEXT:
+            builder.add(item)
+        elif step == _SPACE:
+            builder.space()
+        elif step == _CONTENT:  # the element's own text, then each child (as classified) and its tail
+            builder.add(item.text)
+            for child in reversed(item):
+                todo += [(_TEXT, child.tail), (_CHILD, child)]
+        else:
+            todo += _child(item, classify, builder, spans)
     return builder.text, group_citations(builder.text, spans)
 
 
-def _content(element: ET.Element, classify: Classifier, builder: _TextBuilder, spans: list[RawSpan]) -> None:
-    """The element's own text, its children (as classified) and their tails."""
-    builder.add(element.text)
-    for child in element:
-        _walk(child, classify, builder, spans)
-        builder.add(child.tail)
+_TEXT, _SPACE, _CONTENT, _CHILD = "text", "space", "content", "child"
 
 
-def _walk(element: ET.Element, classify: Classifier, builder: _TextBuilder, spans: list[RawSpan]) -> None:
+def _child(element: ET.Element, classify: Classifier, builder: _TextBuilder,
+           spans: list[RawSpan]) -> list[tuple[str, ET.Element | None]]:
+    """Handle one child now, or return the steps (last first) that handle its content."""
     markup = classify(element)
     if markup is None:
-        _content(element, classify, builder, spans)
-    elif markup.action == BLOCK:
+        return [(_CONTENT, element)]
+    if markup.action == BLOCK:
         builder.space()
-        _content(element, classify, builder, spans)
-        builder.space()
-    elif markup.action == SPAN:
+        return [(_SPACE, None), (_CONTENT, element)]
+    if markup.action == SPAN:
         start = builder.position()
         builder.add("".join(element.itertext()))
         if builder.length > start:
@@ -136,6 +150,30 @@ def _walk(element: ET.Element, classify: Classifier, builder: _TextBuilder, span
         _placeholder(builder, spans, markup, space=True)
     elif markup.action != SKIP:
         raise ValueError(f"unknown markup action {markup.action!r}")
+    return []
+
+
+def nested(
+    root: ET.Element, item: str, container: str
+) -> Iterator[tuple[ET.Element, tuple[ET.Element, ...]]]:
+    """Every ``item`` element reached from ``root`` through ``container`` elements only (JATS
+    ``<sec>``s, TEI ``<div>``s), in document order, with its containers (outermost first).
+    Iterative, so no nesting depth exhausts the interpreter's stack."""
+    path: list[ET.Element] = []
+    children = [iter(root)]
+    while children:
+        for child in children[-1]:
+            name = local_name(child)
+            if name == item:
+                yield child, tuple(path)
+            elif name == container:
+                path.append(child)
+                children.append(iter(child))
+                break
+        else:
+            children.pop()
+            if children:
+                path.pop()
 
 
 def _placeholder(builder: _TextBuilder, spans: list[RawSpan], markup: Markup, space: bool) -> None:

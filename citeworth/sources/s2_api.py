@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import bisect
 import itertools
-import json
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -37,7 +36,7 @@ from citeworth.sources.facts import (
     s2_papers_facts,
     shard_facts,
 )
-from citeworth.sources.lines import BrokenStream, iter_lines, iter_papers
+from citeworth.sources.lines import BrokenStream, decode_json_value, iter_lines, iter_papers
 from citeworth.sources.spans import CITE, RawSpan, make_paragraph, offset
 
 # A top-level "corpusid" key: inside the paper text or the annotation strings it would be escaped.
@@ -136,10 +135,7 @@ class _Annotations:
         value = self._raw.get(name)
         where = f"{self._where} annotations.{name}"
         if isinstance(value, str):
-            try:
-                value = json.loads(value)
-            except json.JSONDecodeError as exc:
-                raise RecordError("malformed_json", f"{where}: {exc}") from exc
+            value = decode_json_value(value, where)
         if value is None:
             return []
         if not isinstance(value, list):

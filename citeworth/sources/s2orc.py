@@ -25,7 +25,7 @@ from pathlib import Path
 
 from citeworth.core.anchors import resolve_citations
 from citeworth.core.paper import BibEntry, Paper, Paragraph
-from citeworth.sources.base import BadRecord, RecordError, Shard, bad_record
+from citeworth.sources.base import BadRecord, RecordError, Shard, guarded
 from citeworth.sources.facts import (
     VENUE_KEYS,
     PaperFacts,
@@ -59,11 +59,12 @@ def read(shard: Shard) -> Iterator[Paper | BadRecord]:
     for path in shard.paths:
         data = Path(path).read_bytes()
         location = f"file {Path(path).name}"
-        try:
-            record = decode_json(data, location)
-            yield paper_from_s2orc(record, facts.get(str(record.get("paper_id"))), shard)
-        except RecordError as error:
-            yield bad_record(shard, location, error, data)
+        yield guarded(shard, location, data, _paper_from_file, data, location, facts, shard)
+
+
+def _paper_from_file(data: bytes, location: str, facts: dict[str, PaperFacts], shard: Shard) -> Paper:
+    record = decode_json(data, location)
+    return paper_from_s2orc(record, facts.get(str(record.get("paper_id"))), shard)
 
 
 def _declared_ids(paths: tuple[str, ...]) -> set[str]:

@@ -46,6 +46,7 @@ from citeworth.sources.markup import (
     Markup,
     flatten,
     local_name,
+    nested,
     paragraphs_text,
     read_xml_files,
     require_root,
@@ -168,15 +169,10 @@ def _paragraphs(body: ET.Element, paper_id: str) -> Iterator[Paragraph]:
                                  headings=(title, own) if own and own != title else ())
 
 
-def _body_paragraphs(
-    element: ET.Element, head: ET.Element | None = None
-) -> Iterator[tuple[ET.Element, ET.Element | None]]:
+def _body_paragraphs(body: ET.Element) -> Iterator[tuple[ET.Element, ET.Element | None]]:
     """``(<p>, the <head> of its div or None)`` in document order."""
-    for child in element:
-        if local_name(child) == "p":
-            yield child, head
-        elif local_name(child) == "div":
-            yield from _body_paragraphs(child, child.find("t:head", NS))
+    for paragraph, divs in nested(body, "p", "div"):
+        yield paragraph, divs[-1].find("t:head", NS) if divs else None
 
 
 def _numbered_titles(body: ET.Element) -> dict[str, str]:

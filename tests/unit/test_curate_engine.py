@@ -271,6 +271,47 @@ def test_stats_merge_and_round_trip(curate):
         CurationStats.from_dict({"paper": 1})
 
 
+def test_a_paragraph_over_the_length_limit_is_rejected_before_anything_else(curate):
+    long = para(f"{UNCITED} " * 20 + "Prior work exists «[4]».")  # ~1,800 characters
+    records, stats = curate([paper(long)], max_paragraph_chars=1_000)
+    assert [r["section_idx"] for r in records] == [0, 1]
+    assert stats.paragraphs_rejected == {"paragraph_too_long": 1} and stats.candidates == 2
+    _, unlimited = curate([paper(long)], max_paragraph_chars=None)
+    assert "paragraph_too_long" not in unlimited.paragraphs_rejected
+
+
+class SplitterFailingOn:
+    """The real splitter, except that it raises for any batch holding ``marker`` (as a spaCy or
+    pysbd error on one odd paragraph would): the curation must pin it on that paragraph's paper."""
+
+    def __init__(self, splitter: SentenceSplitter, marker: str):
+        self.splitter, self.marker = splitter, marker
+
+    def split(self, texts):
+        texts = list(texts)
+        if any(self.marker in text for text in texts):
+            raise ValueError(f"cannot split {self.marker}")
+        return self.splitter.split(texts)
+
+
+def test_a_paper_whose_curation_raises_is_handed_over_and_the_run_goes_on(splitter):
+    odd = para(f"The odd paragraph cannot be split «[4]». {UNCITED} It is here for the test.")
+    papers = [paper(paper_id="1"), paper(odd, paper_id="2"), paper(paper_id="3", year="twenty", venue_id="J")]
+    failed = []
+    curator = Curator(CurationConfig(min_year=2000), SplitterFailingOn(splitter, "odd paragraph"))
+    records = list(curator.curate(papers, on_error=lambda p, exc: failed.append((p.paper_id, str(exc)))))
+    assert {r["paper_id"] for r in records} == {"1"}
+    assert failed == [("3", "invalid literal for int() with base 10: 'twenty'"),
+                      ("2", "cannot split odd paragraph")]
+    stats = curator.stats
+    assert stats.papers == 3 and stats.papers_rejected == {"curation_error": 1}  # paper 3, before splitting
+    assert stats.paragraphs_rejected == {"paper_rejected": 2, "curation_error": 3}  # paper 2's candidates
+    assert stats.paragraphs == stats.kept + sum(stats.paragraphs_rejected.values())
+    assert stats.candidates == stats.kept + stats.paragraphs_rejected["curation_error"]
+    with pytest.raises(ValueError, match="cannot split"):  # without a handler it propagates
+        list(Curator(CurationConfig(), SplitterFailingOn(splitter, "odd paragraph")).curate(papers[1:2]))
+
+
 def test_bad_rules_fail_clearly():
     with pytest.raises(ValueError, match="mode is 'spans'; choose one of citeworth, spans-only"):
         CurationConfig(mode="spans")
@@ -278,3 +319,5 @@ def test_bad_rules_fail_clearly():
         CurationConfig(citation_formats=["superscript"])
     with pytest.raises(ValueError, match="merge_gap.*not a regex"):
         CurationConfig(merge_gap="[,;")
+    with pytest.raises(ValueError, match="max_paragraph_chars must be >= 1 or null"):
+        CurationConfig(max_paragraph_chars=0)

@@ -84,6 +84,19 @@ def test_unsafe_members_are_rejected_before_anything_is_written(tmp_path, member
     assert sorted(p.name for p in tmp_path.iterdir()) == ["bad.tar.gz"]
 
 
+@pytest.mark.parametrize("members", [
+    [("data", b"x"), folder("data")],  # a file, then a folder of the same name
+    [("data", b"x"), ("data/inner.txt", b"y")],  # a file, then a file inside it
+    [folder("data"), ("data", b"x")],  # a folder, then a file of the same name
+    [("data/inner.txt", b"y"), ("data", b"x")],
+])
+def test_a_path_that_is_both_a_file_and_a_folder_is_rejected(tmp_path, members):
+    archive = make_tar(tmp_path / "clash.tar.gz", [("ok.txt", b"fine"), *members])
+    with pytest.raises(UnsafeArchive, match="'data' is both a file and a folder"):
+        unpack(archive, tmp_path / "clash", max_bytes=1000)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["clash.tar.gz"]
+
+
 def test_total_size_is_capped(tmp_path):
     archive = make_tar(tmp_path / "big.tar.gz", [("a", b"x" * 600), ("b", b"y" * 600)])
     with pytest.raises(UnsafeArchive, match="over the cap of 1000"):

@@ -161,13 +161,17 @@ def test_truncated_parses_stop_the_shard_at_the_offset_reached(tmp_path, parses,
     assert "pdf_parses_0.jsonl.gz" in last.detail
 
 
-def test_truncated_metadata_stops_the_shard(tmp_path, parses, metadata_rows):
+def test_truncated_metadata_counts_every_parse_it_cannot_join(tmp_path, parses, metadata_rows):
     lines, rows = copies(parses, metadata_rows, 10)
     full = write_pair(tmp_path, lines, rows)
     path = full / "metadata" / "metadata_0.jsonl.gz"
     data = path.read_bytes()
     path.write_bytes(data[: len(data) * 2 // 3])
     _, items = read_pair(full)
-    *papers, last = items
-    assert last.reason == "truncated_gzip" and last.location.startswith("metadata_0.jsonl.gz byte ")
-    assert 0 < len(papers) < len(lines) and not any(isinstance(p, BadRecord) for p in papers)
+    papers = [item for item in items if not isinstance(item, BadRecord)]
+    [broken] = [item for item in items if isinstance(item, BadRecord) and item.fatal]
+    unjoined = [item for item in items if isinstance(item, BadRecord) and item.reason == "metadata_truncated"]
+    assert broken.reason == "truncated_gzip" and broken.location.startswith("metadata_0.jsonl.gz byte ")
+    assert papers and unjoined and len(papers) + len(unjoined) == len(lines)  # none lost uncounted
+    assert [bad.location for bad in unjoined] == [f"line {n}" for n in range(len(papers) + 1, len(lines) + 1)]
+    assert "broke off" in unjoined[0].detail

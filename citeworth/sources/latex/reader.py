@@ -60,8 +60,8 @@ def read(shard: Shard, time_limit: float = TIME_LIMIT) -> Iterator[Paper | BadRe
         for item in metadata_rows(shard.metadata, shard, _row_id):
             if isinstance(item, BadRecord):
                 yield item
-            elif item[0] in wanted:
-                rows.setdefault(item[0], {key: item[1][key] for key in _ROW_KEYS if key in item[1]})
+            elif item.paper_id in wanted:
+                rows.setdefault(item.paper_id, {key: item.row[key] for key in _ROW_KEYS if key in item.row})
     for source in iter_sources(shard.paths):
         if isinstance(source, SourceFailure):
             yield bad_record(shard, source.location, source.error, source.raw[:2000])

@@ -1,0 +1,141 @@
+"""The fast sentence splitting gives exactly the sentences of the stock pipeline: pysbd with its
+compiled-pattern ``re`` gives pysbd's own output, SentenceSplitter's boundaries equal scispacy's
+``pysbd_sentencizer`` + ``doc.sents``, and the curation's records and funnel are byte-identical --
+on real papers of the mirror (unarXive, PLOS, PMC)."""
+
+from __future__ import annotations
+
+import contextlib
+import re
+import sys
+import tarfile
+
+import pysbd
+import pytest
+
+from citeworth.core.io import dumps
+from citeworth.core.paper import Paper
+from citeworth.curate import pysbd_regex
+from citeworth.curate.config import CurationConfig
+from citeworth.curate.engine import Curator
+from citeworth.curate.sentences import _WHITESPACE_TO_SPACES, SentenceSplitter, _stripped
+from citeworth.sources import BadRecord, discover_shards, read_shard
+
+CORPORA = [("unarxive", "github/IllDepence/unarXive/doc/unarXive_data_sample.tar.gz"),
+           ("jats", "github/PLOS/allofplos/allofplos/starter_corpus/*.xml"),
+           ("jats", "github/titipata/pubmed_parser/data/*.nxml")]
+
+
+@pytest.fixture(scope="module")
+def papers(mirror, tmp_path_factory) -> list[Paper]:
+    folder = tmp_path_factory.mktemp("unarxive")
+    found = []
+    for reader, pattern in CORPORA:
+        if pattern.endswith(".tar.gz"):
+            with tarfile.open(mirror / pattern) as tar:
+                member = next(m for m in tar.getmembers() if m.name.endswith(".jsonl"))
+                (folder / "sample.jsonl").write_bytes(tar.extractfile(member).read())
+            pattern = str(folder / "sample.jsonl")
+        else:
+            pattern = str(mirror / pattern)
+        for shard in discover_shards(reader, pattern):
+            found += [paper for paper in read_shard(shard) if not isinstance(paper, BadRecord)]
+    return found
+
+
+@pytest.fixture(scope="module")
+def paragraphs(papers) -> list[str]:
+    """Every sixth paragraph with citations (the kind curation splits), whitespace as split."""
+    texts = [p.text for paper in papers for p in paper.paragraphs if p.cite_spans]
+    assert len(texts) > 3000
+    return [text.translate(_WHITESPACE_TO_SPACES) for text in texts[::6]]
+
+
+@contextlib.contextmanager
+def stock_pysbd():
+    """pysbd with the standard library's ``re`` for the block (the reference)."""
+    patched = [m for name, m in sys.modules.items() if name.startswith("pysbd") and
+               getattr(m, "re", None) is pysbd_regex.CACHED_RE]
+    for module in patched:
+        module.re = re
+    try:
+        yield
+    finally:
+        for module in patched:
+            module.re = pysbd_regex.CACHED_RE
+
+
+@pytest.fixture(scope="module")
+def splitter() -> SentenceSplitter:
+    return SentenceSplitter()
+
+
+def test_every_pysbd_module_gets_the_cached_re(splitter):
+    patched = pysbd_regex.install()
+    assert "pysbd.abbreviation_replacer" in patched and "pysbd.segmenter" in patched
+    assert not [name for name, module in sys.modules.items()
+                if name.startswith("pysbd") and getattr(module, "re", None) is re]
+
+
+@pytest.mark.slow
+def test_pysbd_with_cached_patterns_segments_exactly_as_without(paragraphs, splitter):
+    segmenter = pysbd.Segmenter(language="en", clean=False, char_span=True)
+
+    def segments():
+        return [[(s.sent, s.start, s.end) for s in segmenter.segment(text)] for text in paragraphs]
+
+    fast = segments()
+    with stock_pysbd():
+        assert segments() == fast
+
+
+@pytest.mark.slow
+def test_sentence_bounds_equal_the_stock_scispacy_pipeline(paragraphs, splitter):
+    with stock_pysbd():
+        stock = [[b for sent in doc.sents if (b := _stripped(doc.text, sent.start_char, sent.end_char))]
+                 for doc in splitter.nlp.pipe(paragraphs)]
+    assert list(splitter.split(paragraphs)) == stock
+    assert sum(map(len, stock)) > 3 * len(stock)
+
+
+class StockSplitter:
+    """The splitting before the speed-up: scispacy's component, ``doc.sents``, pysbd's own ``re``."""
+
+    def __init__(self, splitter: SentenceSplitter):
+        self.nlp = splitter.nlp
+
+    def split(self, texts):
+        with stock_pysbd():
+            docs = list(self.nlp.pipe(text.translate(_WHITESPACE_TO_SPACES) for text in texts))
+        for doc in docs:
+            yield [b for sent in doc.sents if (b := _stripped(doc.text, sent.start_char, sent.end_char))]
+
+
+@pytest.mark.slow
+def test_curation_output_is_byte_identical_to_the_stock_splitting(papers, splitter):
+    """The same records and the same funnel, on every real paper of the corpora above."""
+    outputs = []
+    for split_with in (splitter, StockSplitter(splitter)):
+        curator = Curator(CurationConfig(), split_with)
+        records = [dumps(record) for record in curator.curate(papers)]
+        outputs.append((records, dumps(curator.stats.to_dict())))
+    assert outputs[0] == outputs[1] and len(outputs[0][0]) > 100
+
+
+@pytest.mark.parametrize("text", [
+    "Fig. 3 shows it. Fig. 3 shows it.\u3000Then (a+b)*c [1]. Fig. 3 shows it.",
+    "a.b a.b  a.b\x1c\x1d tail",  # \s also matches the ASCII separators \x1c-\x1f
+    "$x^2$ and \\alpha? {1} | ^ $x^2$ and",
+])
+def test_the_literal_fast_path_finds_what_re_finds(text):
+    for sentence in {text[i:j] for i in range(0, len(text), 5) for j in range(i + 1, len(text), 7)}:
+        pattern = f"{re.escape(sentence)}\\s*"
+        assert pysbd_regex._literal_then_space(pattern, 0) == sentence
+        fast = [(m.group(), m.span()) for m in pysbd_regex.CACHED_RE.finditer(pattern, text)]
+        assert fast == [(m.group(), m.span()) for m in re.finditer(pattern, text)]
+
+
+def test_other_patterns_are_compiled_not_taken_literally():
+    for pattern in [r"a.b\s*", r"\s*", r"(?i)abc\s*", r"abc\s+", "abc"]:
+        assert pysbd_regex._literal_then_space(pattern, 0) is None
+    assert pysbd_regex._literal_then_space(re.escape("abc") + r"\s*", re.IGNORECASE) is None

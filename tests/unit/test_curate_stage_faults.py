@@ -1,0 +1,75 @@
+"""An error no reader or rule foresaw stops only its own shard: the shard's stats and quarantine
+say why, it leaves no paragraphs, the other shards are curated, the stage fails naming it, and a
+rerun redoes only that shard. Shards are real unarXive papers from the mirror."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from citeworth import sources
+from citeworth.core.errors import StageFailed
+from citeworth.core.params import build
+from citeworth.curate.stage import CurateParams, curate, curate_shard
+from citeworth.curate.stats import summarize
+
+SAMPLE = "github/IllDepence/unarXive/doc/unarXive_data_sample.tar.gz"
+READ_UNARXIVE = sources.READERS["unarxive"]
+
+
+@pytest.fixture(scope="module")
+def unarxive_lines(mirror, tmp_path_factory) -> list[bytes]:
+    import tarfile
+
+    with tarfile.open(mirror / SAMPLE) as tar:
+        member = next(m for m in tar.getmembers() if m.name.endswith(".jsonl"))
+        return tar.extractfile(member).read().splitlines(keepends=True)
+
+
+@pytest.fixture
+def params(tmp_path, unarxive_lines) -> CurateParams:
+    for i, name in enumerate("abc"):
+        (tmp_path / f"{name}.jsonl").write_bytes(b"".join(unarxive_lines[4 * i: 4 * i + 4]))
+    return build(CurateParams, {"inputs": [{"reader": "unarxive", "glob": str(tmp_path / "*.jsonl")}],
+                                "out_dir": str(tmp_path / "interim"), "workers": 1})
+
+
+def failing_on(shard_name: str):
+    """The unarXive reader, except that shard ``shard_name`` breaks off after one paper with an
+    error no reader foresees (a disk or network file system failing mid-read)."""
+    def read(shard):
+        for number, item in enumerate(READ_UNARXIVE(shard)):
+            if shard.name == shard_name and number == 1:
+                raise OSError("Input/output error")
+            yield item
+
+    return read
+
+
+def test_an_error_in_one_shard_is_recorded_and_the_others_go_on(params, monkeypatch):
+    out = params.out_dir
+    monkeypatch.setitem(sources.READERS, "unarxive", failing_on("b"))
+    with pytest.raises(StageFailed, match=r"1 shard\(s\): unarxive__b \(OSError: Input/output error\); "
+                                          r"the other 2 shard\(s\) are curated"):
+        curate(params)
+    failed = json.loads((out / "stats" / "unarxive__b.json").read_text())
+    assert failed["fingerprint"] is None and failed["failed"]["error"] == "OSError: Input/output error"
+    assert "Traceback" in failed["failed"]["traceback"]
+    [record] = map(json.loads, (out / "quarantine" / "unarxive__b.jsonl").read_text().splitlines())
+    assert (record["reason"], record["location"]) == ("shard_error:OSError", "shard")
+    assert not (out / "paragraphs" / "unarxive__b.jsonl").exists()
+    assert not list(out.glob("*/.*.tmp"))  # nothing half-written
+    for name in ("a", "c"):
+        assert "curation" in json.loads((out / "stats" / f"unarxive__{name}.json").read_text())
+    with pytest.raises(StageFailed, match="unarxive__b"):  # one shard, as an Airflow task runs it
+        curate_shard(params, "unarxive__b")
+    with pytest.raises(StageFailed, match=r"\['unarxive__b'\] failed curation"):  # assemble's summary
+        summarize([json.loads(p.read_text()) for p in sorted((out / "stats").glob("*.json"))])
+
+    monkeypatch.setitem(sources.READERS, "unarxive", READ_UNARXIVE)  # the fault is gone
+    finished = {n: (out / "stats" / f"unarxive__{n}.json").stat().st_mtime_ns for n in ("a", "c")}
+    funnel = curate(params)
+    assert funnel["shards"] == 3 and funnel["curation"]["papers"] == 12
+    assert finished == {n: (out / "stats" / f"unarxive__{n}.json").stat().st_mtime_ns for n in ("a", "c")}
+    assert (out / "paragraphs" / "unarxive__b.jsonl").exists()
