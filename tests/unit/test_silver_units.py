@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections import Counter
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -15,8 +16,8 @@ from citeworth.corpora.silver.balance import balanced
 from citeworth.corpora.silver.cutoff import grid, load_gold, tune
 from citeworth.corpora.silver.labelling import write_pairs
 from citeworth.corpora.silver.pairs import Sentence, body_sentences, cited_entries, cited_sentences
-from citeworth.corpora.silver.params import CutoffParams
-from citeworth.corpora.silver.similarity import Vectors, quantise
+from citeworth.corpora.silver.params import CutoffParams, SimilarityParams
+from citeworth.corpora.silver.similarity import Embedder, Vectors, quantise
 from citeworth.corpora.silver.store import Citing, Store
 from citeworth.curate.sentences import SentenceSplitter
 from citeworth.models.evaluation import binary_metrics
@@ -149,3 +150,27 @@ def test_each_citing_sentence_is_scored_against_every_cited_sentence_and_balance
     assert [(p["cited_text"], p["label"]) for p in read_jsonl(tmp_path / "test.jsonl")] == [("near", 1),
                                                                                           ("far", 0)]
     assert (tmp_path / "dev.jsonl").read_text() == ""
+
+
+def test_embeddings_are_computed_once_per_text_and_cached_by_encoder_and_text(tmp_path, monkeypatch):
+    computed: list[str] = []
+
+    def fake_embed(texts):  # a vector per text from its length; records what was computed
+        computed.extend(texts)
+        vectors = np.array([[len(text), 1.0, 0.0] for text in texts])
+        return vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
+
+    def embedder(key: str) -> Embedder:
+        made = Embedder(SimilarityParams(cache_dir=tmp_path / "cache"))
+        made.key = key  # as if the encoder's files (or the embedding code) differed
+        monkeypatch.setattr(made, "embed", fake_embed)
+        encoder = SimpleNamespace(config=SimpleNamespace(hidden_size=3))
+        monkeypatch.setattr(made, "_load", lambda: (encoder, None))
+        return made
+
+    first, _ = embedder("encoder-a").vectors(["one text", "another text"], tmp_path / "a.f32")
+    again, facts = embedder("encoder-a").vectors(["another text", "a third text"], tmp_path / "b.f32")
+    assert computed == ["one text", "another text", "a third text"]  # "another text" came from the cache
+    assert np.array_equal(again.matrix[0], first.matrix[1]) and facts["texts"] == 2
+    embedder("encoder-b").vectors(["one text"], tmp_path / "c.f32")
+    assert computed[-1] == "one text"  # another encoder's vectors are not reused
