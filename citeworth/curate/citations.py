@@ -180,14 +180,18 @@ def _ends_before_a_word(text: str, start: int, stop: int, end_chars: str) -> boo
 
 def remove_citations(text: str, start: int, end: int, cites: Sequence[Citation]) -> str:
     """``text[start:end]`` without the citations; punctuation after a removed citation attaches to
-    the preceding word ("shown [2]." -> "shown.")."""
+    the preceding word ("shown [2]." -> "shown."), and a citation glued to the word before it keeps
+    the space after it ("SymPy[12] provides" -> "SymPy provides")."""
     out = text[start:cites[0].start] if cites else text[start:end]
     for i, cite in enumerate(cites):
-        following = text[cite.end:cites[i + 1].start if i + 1 < len(cites) else end].lstrip()
+        spaced = text[cite.end:cites[i + 1].start if i + 1 < len(cites) else end]
+        following = spaced.lstrip()
         if following[:1] in _ATTACHING:
             out = out.rstrip()
             if following[:1] in _FINAL and out[-1:] in _FINAL:  # "work. [3]." -> "work."
                 following = following[1:]
+        elif following != spaced and out[-1:] and not out[-1:].isspace():
+            following = " " + following
         out += following
     return out.strip()
 

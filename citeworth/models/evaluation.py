@@ -3,6 +3,7 @@ a bootstrap interval of F1 over test sentences."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 import numpy as np
@@ -29,6 +30,26 @@ def prf(y_true: np.ndarray, y_pred: np.ndarray) -> dict:
     )
     return {"precision": float(p), "recall": float(r), "f1": float(f), "n": int(len(y_true)),
             "n_positive": int(np.sum(y_true == 1))}
+
+
+def binary_metrics(y_true: np.ndarray, y_pred: np.ndarray) -> dict:
+    """The columns of Roy & Mercer's Tables 4-6 for 0/1 labels: TP, FP, TN, FN, precision, recall,
+    F1 and MCC of the positive class, accuracy and balanced accuracy (the mean of the recalls of
+    the classes present). Rounded to 6 places; 0 where undefined (no positive predicted, ...)."""
+    y_true, y_pred = np.asarray(y_true, dtype=bool), np.asarray(y_pred, dtype=bool)
+    tp, fp = int(np.sum(y_true & y_pred)), int(np.sum(~y_true & y_pred))
+    tn, fn = int(np.sum(~y_true & ~y_pred)), int(np.sum(y_true & ~y_pred))
+    precision, recall = _ratio(tp, tp + fp), _ratio(tp, tp + fn)
+    recalls = [hits / total for hits, total in ((tp, tp + fn), (tn, tn + fp)) if total]
+    return {"tp": tp, "fp": fp, "tn": tn, "fn": fn, "n": tp + fp + tn + fn, **rounded({
+        "precision": precision, "recall": recall, "f1": _ratio(2 * precision * recall, precision + recall),
+        "mcc": _ratio(tp * tn - fp * fn, math.sqrt(float((tp + fp) * (tp + fn) * (tn + fp) * (tn + fn)))),
+        "accuracy": _ratio(tp + tn, tp + fp + tn + fn),
+        "balanced_accuracy": float(np.mean(recalls)) if recalls else 0.0})}
+
+
+def _ratio(numerator: float, denominator: float) -> float:
+    return numerator / denominator if denominator else 0.0
 
 
 def classification_metrics(y_true: np.ndarray, scores: np.ndarray, fields: Sequence[str]) -> dict:

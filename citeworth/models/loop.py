@@ -232,7 +232,7 @@ def predict_proba(module: torch.nn.Module, adapter: Adapter, items: list[Item], 
     order = length_batches(items, batch_size, None)
     with torch.inference_mode(), precision.autocast(device):
         for batch in tqdm(device_batches(adapter, items, order, device), total=len(order), desc=desc,
-                          leave=False, unit="batch"):
+                          leave=False, unit="batch", disable=None):  # None: a terminal only
             probs = torch.softmax(logits_of(module, batch).float(), dim=-1)[:, 1]
             scores[batch.index.numpy()] = probs.cpu().numpy()
     missing = int(np.isnan(scores).sum())

@@ -44,13 +44,15 @@ def load_model_metrics(metrics_dir: Path) -> dict[str, dict]:
 
 def summary_row(metrics: dict) -> dict:
     """One model's line of ``metrics/models.json``: test P/R/F1, ROC AUC and PR AUC (mean and std over
-    seeds; None where undefined), F1's bootstrap 95% interval, test sentences, runtime."""
+    seeds; None where undefined), F1's bootstrap 95% interval, test sentences, dev F1 (what
+    ``citeworth check`` picks its default model by), runtime."""
     test = metrics["test"]
     row = {"label": metrics["label"], "kind": metrics["kind"], "seeds": test["f1"]["n"]}
     for key in ("precision", "recall", "f1", "roc_auc", "pr_auc"):
         row[key], row[f"{key}_std"] = (_round(test[key][part]) for part in ("mean", "std"))
     row["f1_ci"] = [round(bound, 4) for bound in test["f1_ci"]]
     row["test_sentences"] = test["sentences"]
+    row["dev_f1"] = round(metrics["dev"]["f1"]["mean"], 4)
     row["runtime_seconds"] = round(metrics["runtime_seconds"]["mean"], 1)
     return row
 

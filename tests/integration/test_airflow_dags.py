@@ -44,6 +44,7 @@ TINY_MODELS = {
                            "finetune": {"max_length": 32, "optim": {"batch_size": 16, "epochs": 1,
                                                                      "lr": 0.0001, "warmup_steps": 1}}},
         },
+        "silver": {"model": {"hidden": 16, "optim": {"batch_size": 32, "epochs": 1, "max_steps": 2}}},
     },
 }
 # Runs one DAG with dag.test() and prints its task states (retries off: a failure shows at once).
@@ -127,6 +128,8 @@ def test_models_dag_trains_and_reports_on_tiny_params(versioned):
     assert "tfidf_lr" in json.loads((workspace / "metrics" / "models.json").read_text())
     assert json.loads((workspace / "metrics" / "domains.json").read_text())
     assert json.loads((workspace / "metrics" / "transfer.json").read_text())
+    silver = json.loads((workspace / "reports" / "silver" / "metrics.json").read_text())
+    assert silver["counts"]["citing_sentences_linked"] == 1  # SciPy 1.0 -> SymPy
     assert json.loads(dvc(workspace, "status", "--json", *MODEL_STAGES).stdout or "{}") == {}
     assert git(workspace, "status", "--porcelain", "--", "dvc.lock", "metrics/models.json") == ""  # committed
 
