@@ -5,8 +5,8 @@
 Issue 12's targets: related-work section found for >= 97% of the gold papers, anchors mapped to a
 bibliography entry for >= 95%; Kobayashi et al. report section titles found in 110 of 113 ACL PDFs
 (GROBID alone: 103 of 113). The gold (tests/gold/related_work.json) covers the 173 mirrored papers:
-the stage's inputs in params.yaml (the demo corpus, `citeworth run download`; demo-v2 holds the
-PLOS starter corpus). The figures are not comparable with Kobayashi's beyond their shape: other
+the stage's inputs in params.yaml (the demo corpus, `citeworth run download`) and the PLOS starter
+corpus from $CITEWORTH_MIRROR. The figures are not comparable with Kobayashi's beyond their shape: other
 papers, other sources (one GROBID TEI among them), 14 gold sections instead of 113. Results:
 benchmarks/results/related_work.json.
 """
@@ -34,10 +34,12 @@ KOBAYASHI = {"papers": 113, "proposed_titles_found": 110, "grobid_titles_found":
 
 def main() -> int:
     raw = ROOT / "raw"
-    if not raw.is_dir():
-        print(f"needs the demo corpus in {raw}: citeworth run download", file=sys.stderr)
+    mirror = Path(os.environ.get("CITEWORTH_MIRROR") or ROOT.parent / "shared" / "data")
+    if not raw.is_dir() or not mirror.is_dir():
+        print(f"needs the demo corpus in {raw} (citeworth run download) and the mirror ({mirror}): "
+              "set CITEWORTH_MIRROR", file=sys.stderr)
         return 2
-    inputs = gold_inputs(ROOT)
+    inputs = gold_inputs(ROOT, mirror)
     splitter = SentenceSplitter()
     start = time.perf_counter()
     papers = [item for shard in input_shards(inputs) for item in read_shard(shard)

@@ -20,6 +20,8 @@ TOOLS: dict[str, tuple[str, str]] = {
     "table3": ("citeworth.curate.annotation:main", "export / score the blind Table 3 annotation sheet"),
     "promote": ("citeworth.orchestration.experiments:main",
                 "make an orchestrated run's experiment (branch runs/<run id>) the defaults"),
+    "check": ("citeworth.check.command:main",
+              "lint a draft (.tex / .md / .txt): flag sentences that may need a citation"),
 }
 
 

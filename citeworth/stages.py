@@ -31,6 +31,7 @@ STAGES: dict[str, str] = {
     "assemble_baseline": "citeworth.curate.assemble:assemble",
     "validate": "citeworth.quality.gate:validate",
     "related_work": "citeworth.corpora.related_work.stage:related_work",
+    "silver": "citeworth.corpora.silver.stage:silver",
     "train": "citeworth.models.train:train",
     "domains": "citeworth.studies.domains.stage:domains",
     "transfer": "citeworth.studies.transfer.stage:transfer",

@@ -4,10 +4,11 @@ Triggered by `citeworth_dataset` once per new data version (form field `data_ver
 with the form. open_workspace (a git worktree of its own at that data version, else the branch's
 tip, the form's values in its params.yaml) -> train, one mapped task per model (the GPU queue on a
 Celery deployment) -> report (Table 4); beside them the domain study, one mapped task per train
-field x test field cell, then its aggregation (Table 5), and transfer (Table 6) -> version (`dvc
-commit`, `dvc push`, a git commit of dvc.lock and the metrics: onto the branch for a run on the
-defaults, onto `runs/<run id>` for a run with its own models, seeds or overrides) ->
-close_workspace. The task graph is dvc.yaml's (a test checks it).
+field x test field cell, then its aggregation (Table 5), transfer (Table 6) and the silver
+citation-linkage corpus with its siamese model (Roy & Mercer) -> version (`dvc commit`, `dvc
+push`, a git commit of dvc.lock and the metrics: onto the branch for a run on the defaults, onto
+`runs/<run id>` for a run with its own models, seeds or overrides) -> close_workspace. The task
+graph is dvc.yaml's (a test checks it).
 """
 
 from __future__ import annotations
@@ -47,22 +48,24 @@ from citeworth.orchestration.versioning import MODEL_STAGES
 )
 def citeworth_models():
     housekeeping()
-    configured = open_workspace()
+    opened = open_workspace()
     models = plan_models()
-    configured >> models
+    opened >> models
     trained = train_model.expand(model=models)
 
     cells = plan_cells()
-    configured >> cells
+    opened >> cells
     domains = domain_cell.expand(cell=cells) >> domains_aggregate.override(task_id="domains")()
     transfer = stage.override(task_id="transfer", queue=TRAIN_QUEUE)("transfer")
-    configured >> transfer
+    opened >> transfer
+    silver = stage.override(task_id="silver", queue=TRAIN_QUEUE)("silver")
+    opened >> silver
 
     # Table 4 needs the models only (as in dvc.yaml); it links the studies' tables by path.
     report = stage.override(task_id="report")("report")
     trained >> report
     version = DvcVersionOperator(task_id="version", stages=MODEL_STAGES)
-    [report, domains, transfer] >> version >> close_workspace()
+    [report, domains, transfer, silver] >> version >> close_workspace()
 
 
 citeworth_models()

@@ -17,6 +17,8 @@ import yaml
 
 T = TypeVar("T")
 DEFAULT_PARAMS = Path("params.yaml")
+# A profile's key naming the params file it changes (e.g. params/paper.yaml: the paper's settings).
+EXTENDS = "extends"
 # ``${section.key}`` in a params.yaml string: that value of the file, e.g. the download release in
 # the curate inputs' paths, so switching the release is one change that every stage follows.
 REFERENCE = re.compile(r"\$\{([A-Za-z_][\w-]*(?:\.[A-Za-z_][\w-]*)*)\}")
@@ -27,10 +29,36 @@ class ParamsError(ValueError):
 
 
 def load_document(path: Path = DEFAULT_PARAMS) -> dict[str, Any]:
-    """The whole params file."""
+    """The whole params file; a profile (``extends: <file>``, relative to the profile) is that file
+    with the profile's values laid over it."""
+    return _load_profile(Path(path), ())
+
+
+def _load_profile(path: Path, chain: tuple[Path, ...]) -> dict[str, Any]:
     if not path.exists():
         raise ParamsError(f"{path} not found: run from the project root or pass --params")
-    return yaml.safe_load(path.read_text()) or {}
+    document = yaml.safe_load(path.read_text()) or {}
+    if not isinstance(document, dict):
+        raise ParamsError(f"{path}: expected a mapping of sections, got {type(document).__name__}")
+    base = document.pop(EXTENDS, None)
+    if base is None:
+        return document
+    base_path = (path.parent / base).resolve()
+    if base_path in (*chain, path.resolve()):
+        raise ParamsError(f"{path}: {EXTENDS}: {base} makes a cycle")
+    return overlay(_load_profile(base_path, (*chain, path.resolve())), document)
+
+
+def overlay(base: dict[str, Any], changes: dict[str, Any]) -> dict[str, Any]:
+    """``base`` with ``changes`` laid over it: mappings merge key by key, any other value (lists,
+    scalars, null) replaces the base's."""
+    merged = dict(base)
+    for key, value in changes.items():
+        if isinstance(value, dict) and isinstance(merged.get(key), dict):
+            merged[key] = overlay(merged[key], value)
+        else:
+            merged[key] = value
+    return merged
 
 
 def section_of(document: dict[str, Any], section: str, path: Path = DEFAULT_PARAMS) -> dict[str, Any]:

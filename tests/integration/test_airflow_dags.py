@@ -52,6 +52,7 @@ TINY_MODELS = {
                            "finetune": {"max_length": 32, "optim": {"batch_size": 16, "epochs": 1,
                                                                      "lr": 0.0001, "warmup_steps": 1}}},
         },
+        "silver": {"model": {"hidden": 16, "optim": {"batch_size": 32, "epochs": 1, "max_steps": 2}}},
     },
 }
 # Runs one DAG with dag.test() and prints its task states (retries off: a failure shows at once).
@@ -148,6 +149,8 @@ def test_models_dag_with_its_own_values_is_an_experiment_that_leaves_the_default
     assert 0 <= metrics["test"]["f1"]["mean"] <= 1
     assert json.loads((results / "metrics" / "domains.json").read_text())
     assert json.loads((results / "metrics" / "transfer.json").read_text())
+    silver = json.loads((results / "reports" / "silver" / "metrics.json").read_text())
+    assert silver["counts"]["citing_sentences_linked"] == 1  # SciPy 1.0 -> SymPy
     assert json.loads(dvc(results, "status", "--json", *MODEL_STAGES).stdout or "{}") == {}
 
 
