@@ -30,13 +30,12 @@ from citeworth.corpora.silver.pairs import (
 )
 from citeworth.corpora.silver.params import SilverParams
 from citeworth.corpora.silver.store import Citing, Store
-from citeworth.sources import BadRecord, discover_shards, read_shard
+from citeworth.sources import BadRecord, input_shards, read_shard
 
 
 def index_papers(params: SilverParams, index: PaperIndex, quarantine_path: Path, counts: Counter) -> None:
     """Every paper of every input into the index; unreadable records into quarantine."""
-    shards = [shard for spec in params.inputs
-              for shard in discover_shards(spec.reader, spec.glob, spec.metadata, spec.release)]
+    shards = input_shards(params.inputs)  # an optional input the release lacks has none
     with atomic_write(quarantine_path) as quarantine:
         for shard in tqdm(shards, desc="silver: index", unit="shard"):
             for item in read_shard(shard):
