@@ -150,7 +150,8 @@ def test_models_dag_with_its_own_values_is_an_experiment_that_leaves_the_default
     assert json.loads((results / "metrics" / "domains.json").read_text())
     assert json.loads((results / "metrics" / "transfer.json").read_text())
     silver = json.loads((results / "reports" / "silver" / "metrics.json").read_text())
-    assert silver["counts"]["citing_sentences_linked"] == 1  # SciPy 1.0 -> SymPy
+    # demo-v2's links inside the corpus: SciPy 1.0 -> SymPy and two PLOS articles citing PLOS articles
+    assert silver["counts"]["citing_sentences_linked"] == 3
     assert json.loads(dvc(results, "status", "--json", *MODEL_STAGES).stdout or "{}") == {}
 
 

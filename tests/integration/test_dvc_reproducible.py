@@ -53,7 +53,7 @@ def _keys(value) -> set[str]:
 def two_clones(tmp_path_factory, mirror) -> tuple[Path, Path]:
     first, _ = reproduced_workspace(tmp_path_factory, tmp_path_factory.mktemp("clone_a"))
     second = fresh_workspace(tmp_path_factory.mktemp("clone_b_elsewhere"))
-    dvc(second, "repro", DATASET_TARGETS, timeout=900)
+    dvc(second, "repro", *DATASET_TARGETS, timeout=900)
     for clone in (first, second):
         dvc(clone, "repro", f"train@{MODEL}", timeout=600)
     return first, second
