@@ -204,12 +204,9 @@ class Airflow:
             pass
 
 
-@pytest.fixture()
-def deployment(tmp_path, migrated_db, mirror):
-    workspace = fresh_workspace(tmp_path / "workspace")
-    home = tmp_path / "airflow_home"
-    port = _free_port()
-    env = airflow_env(
+def standalone_env(home: Path, workspace: Path, migrated_db: Path, port: int) -> dict[str, str]:
+    """The environment of an ``airflow standalone`` on 127.0.0.1:``port`` over ``workspace``."""
+    return airflow_env(
         home, workspace, migrated_db,
         AIRFLOW__API__HOST="127.0.0.1", AIRFLOW__API__PORT=str(port),
         AIRFLOW__CORE__EXECUTION_API_SERVER_URL=f"http://127.0.0.1:{port}/execution/",
@@ -220,6 +217,14 @@ def deployment(tmp_path, migrated_db, mirror):
         AIRFLOW__LOGGING__WORKER_LOG_SERVER_PORT=str(_free_port()),
         AIRFLOW__LOGGING__TRIGGER_LOG_SERVER_PORT=str(_free_port()),
     )
+
+
+@pytest.fixture()
+def deployment(tmp_path, migrated_db, mirror):
+    workspace = fresh_workspace(tmp_path / "workspace")
+    home = tmp_path / "airflow_home"
+    port = _free_port()
+    env = standalone_env(home, workspace, migrated_db, port)
     airflow = Airflow(home, env, port)
     try:
         start = time.perf_counter()

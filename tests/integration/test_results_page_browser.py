@@ -25,14 +25,21 @@ from urllib.parse import quote
 import pytest
 import requests
 from dvc_workspace import ROOT, reproduced_workspace
-from test_airflow_dags import TINY_MODELS, Airflow, _free_port, airflow_env, dag_test, migrated_db  # noqa: F401
+from test_airflow_dags import (  # noqa: F401 -- migrated_db: the module's fixture, used here too
+    TAG,
+    TINY_MODELS,
+    Airflow,
+    _free_port,
+    dag_test,
+    migrated_db,
+    standalone_env,
+)
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 pytestmark = [pytest.mark.slow, pytest.mark.skipif(
     CHROMIUM is None, reason="chromium is not installed (Debian: apt-get install chromium): the results "
                              "page's browser test needs it")]
 ARTIFACTS = ROOT / "test-artifacts"
-TAG = "data/demo/demo-v1"
 
 
 class Browser:
@@ -127,16 +134,7 @@ def deployment(tmp_path_factory, migrated_db, mirror):  # noqa: F811 -- the fixt
     """``airflow standalone`` over a demo project that the two DAGs versioned and trained on."""
     workspace, _ = reproduced_workspace(tmp_path_factory, tmp_path_factory.mktemp("results_ws"))
     home, port = tmp_path_factory.mktemp("results_home"), _free_port()
-    env = airflow_env(
-        home, workspace, migrated_db,
-        AIRFLOW__API__HOST="127.0.0.1", AIRFLOW__API__PORT=str(port),
-        AIRFLOW__CORE__EXECUTION_API_SERVER_URL=f"http://127.0.0.1:{port}/execution/",
-        AIRFLOW__CORE__EXECUTOR="LocalExecutor", AIRFLOW__CORE__PARALLELISM="2",
-        AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_USERS="admin:admin",
-        AIRFLOW__SCHEDULER__USE_JOB_SCHEDULE="False",
-        AIRFLOW__LOGGING__WORKER_LOG_SERVER_PORT=str(_free_port()),
-        AIRFLOW__LOGGING__TRIGGER_LOG_SERVER_PORT=str(_free_port()),
-    )
+    env = standalone_env(home, workspace, migrated_db, port)
     dag_test("citeworth_dataset", {}, workspace, env)
     dag_test("citeworth_models", TINY_MODELS, workspace, env)
     airflow = Airflow(home, env, port)
