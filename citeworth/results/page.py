@@ -45,9 +45,7 @@ class ResultPaths:
     related_work: str = "reports/related_work_stats.json"
 
     @classmethod
-    def from_params(cls, params: dict | None) -> ResultPaths:
-        params = params or {}
-
+    def from_params(cls, params: dict) -> ResultPaths:
         def value(section: str, key: str, default: str) -> str:
             return str((params.get(section) or {}).get(key) or default)
 
@@ -78,9 +76,9 @@ class Page:
     sections: dict[str, Any] = field(default_factory=dict)
 
 
-def paths_of(files: Files) -> ResultPaths:
-    text = files.read_text("params.yaml")
-    return ResultPaths.from_params(yaml.safe_load(text) if text else None)
+def params_of(files: Files) -> dict:
+    """The version's params.yaml ({} when it has none)."""
+    return yaml.safe_load(files.read_text("params.yaml") or "{}") or {}
 
 
 RunFinder = Callable[..., list[dict]]  # (tag=..., run_id=...) -> Airflow DAG runs, newest first
@@ -90,10 +88,11 @@ def build_page(files: Files, refs: list[Ref], head: str | None = None,
                find_runs: RunFinder | None = None) -> Page:
     """The page of one version. ``head``: the working copy's commit; ``find_runs``: the Airflow
     shell's lookup of DAG runs (dicts with dag_id, run_id, state, run_type, start_date, end_date)."""
-    paths = paths_of(files)
+    params = params_of(files)
+    paths = ResultPaths.from_params(params)
     stats = files.read_json(paths.dataset_stats)
     test_split = ((stats or {}).get("splits") or {}).get("test") or {}
-    page = Page(files.label, refs, files.ref, _run(files, refs, head, find_runs))
+    page = Page(files.label, refs, files.ref, _run(files, params, refs, head, find_runs))
     page.sections = {
         "quality": _quality(files, paths),
         "dataset": _dataset(stats),
@@ -110,7 +109,7 @@ def build_page(files: Files, refs: list[Ref], head: str | None = None,
 # --- the run ---------------------------------------------------------------------------------------
 
 
-def _run(files: Files, refs: list[Ref], head: str | None, find_runs: RunFinder | None) -> dict:
+def _run(files: Files, params: dict, refs: list[Ref], head: str | None, find_runs: RunFinder | None) -> dict:
     """Source, release, date and commit of the version, and the Airflow runs behind it: the run that
     versioned a data tag (the working copy counts as the tag on its commit), the run a ``runs/``
     branch is named after, else the latest run of each DAG."""
@@ -121,7 +120,7 @@ def _run(files: Files, refs: list[Ref], head: str | None, find_runs: RunFinder |
         _, source, release = ref.name.split("/", 2)
         query = {"tag": ref.name}
     else:
-        download = (yaml.safe_load(files.read_text("params.yaml") or "{}") or {}).get("download") or {}
+        download = params.get("download") or {}
         source, release = download.get("source"), download.get("release")
         query = {"run_id": ref.name.removeprefix(RUN_BRANCH_PREFIX)} if ref is not None else {}
     runs = [{**run, "url": f"../dags/{quote(run['dag_id'])}/runs/{quote(run['run_id'], safe='')}"}
@@ -377,7 +376,7 @@ def _pretty(value: Any) -> str:
 def image(files: Files, relative: str) -> bytes | None:
     """An image the page links: a PNG a stage wrote under a plot folder, or a chart drawn from the
     CSV beside it (``<chart>.png`` from ``<chart>.csv``). None for anything else."""
-    paths = paths_of(files)
+    paths = ResultPaths.from_params(params_of(files))
     if not relative.endswith(".png") or not any(relative.startswith(f"{d}/") for d in paths.image_dirs()):
         return None
     stored = files.read_bytes(relative)
