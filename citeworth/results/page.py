@@ -262,7 +262,7 @@ def _domains(metrics: dict | None, paths: ResultPaths) -> dict | None:
         "fields": fields, "rows": rows,
         "sigma": [(metrics.get("sigma") or {}).get(f) for f in fields],
         "rho": [(metrics.get("rho") or {}).get(f) for f in fields],
-        "sigma_in_domain": metrics.get("sigma_in_domain"), "seeds": metrics.get("seeds"),
+        "sigma_in_domain": metrics.get("sigma_in_domain"), "seeds": metrics.get("seeds") or [],
         "model": (metrics.get("model") or {}).get("label"),
         "purity": clusters.get("purity"),
         "cluster_sentences": sum((clusters.get("sentences") or {}).values()),
@@ -287,7 +287,7 @@ def _transfer(metrics: dict | None) -> dict | None:
                                for v in variants]})
     average = metrics.get("average") or {}
     return {"variants": variants, "rows": rows, "average": [average.get(v) for v in variants],
-            "encoder": metrics.get("encoder"), "seeds": metrics.get("seeds"),
+            "encoder": metrics.get("encoder"), "seeds": metrics.get("seeds") or [],
             "pretraining": metrics.get("pretraining") or {}}
 
 
