@@ -66,8 +66,9 @@ def _png(name: str, csv_bytes: bytes) -> bytes:
 
 
 def _draw_pr_curve(axes, rows: list[dict]) -> None:
-    points = sorted((float(r["recall"]), float(r["precision"])) for r in rows)
-    axes.step([r for r, _ in points], [p for _, p in points], where="post", color="#017cee")
+    ordered = sorted(rows, key=lambda r: float(r["threshold"]))  # the curve as the threshold rises
+    axes.plot([float(r["recall"]) for r in ordered], [float(r["precision"]) for r in ordered],
+              marker=".", color="#017cee")
     axes.set_xlim(0, 1.02)
     axes.set_ylim(0, 1.02)
     axes.set_xlabel("recall")

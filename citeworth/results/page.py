@@ -263,7 +263,7 @@ def _domains(metrics: dict | None, paths: ResultPaths) -> dict | None:
         "sigma": [(metrics.get("sigma") or {}).get(f) for f in fields],
         "rho": [(metrics.get("rho") or {}).get(f) for f in fields],
         "sigma_in_domain": metrics.get("sigma_in_domain"), "seeds": metrics.get("seeds") or [],
-        "model": (metrics.get("model") or {}).get("label"),
+        "model": (metrics.get("model") or {}).get("label") or (metrics.get("model") or {}).get("kind"),
         "purity": clusters.get("purity"),
         "cluster_sentences": sum((clusters.get("sentences") or {}).values()),
         "figures": [(f"{paths.domain_plots}/{name}", caption) for name, caption in DOMAIN_FIGURES],
