@@ -4,10 +4,10 @@
 
 Issue 12's targets: related-work section found for >= 97% of the gold papers, anchors mapped to a
 bibliography entry for >= 95%; Kobayashi et al. report section titles found in 110 of 113 ACL PDFs
-(GROBID alone: 103 of 113). The gold (tests/gold/related_work.json) covers the 169 mirrored papers:
-the demo corpus as downloaded to raw/demo/demo-v1 and the PLOS starter corpus from
-$CITEWORTH_MIRROR. The figures are not comparable with Kobayashi's beyond their shape: other
-papers, other sources (one GROBID TEI among them), 12 gold sections instead of 113. Results:
+(GROBID alone: 103 of 113). The gold (tests/gold/related_work.json) covers the 173 mirrored papers:
+the stage's inputs in params.yaml (the demo corpus, `citeworth run download`) and the PLOS starter
+corpus from $CITEWORTH_MIRROR. The figures are not comparable with Kobayashi's beyond their shape: other
+papers, other sources (one GROBID TEI among them), 14 gold sections instead of 113. Results:
 benchmarks/results/related_work.json.
 """
 
@@ -21,10 +21,10 @@ import time
 from pathlib import Path
 
 from citeworth.core.io import write_json
-from citeworth.corpora.related_work.gold import detect, load_gold, score
+from citeworth.corpora.related_work.gold import detect, gold_inputs, load_gold, score
 from citeworth.corpora.related_work.sections import SectionFinder
 from citeworth.curate.sentences import SentenceSplitter
-from citeworth.sources import BadRecord, discover_shards, read_shard
+from citeworth.sources import BadRecord, input_shards, read_shard
 
 ROOT = Path(__file__).resolve().parents[1]
 GOLD = ROOT / "tests" / "gold" / "related_work.json"
@@ -33,21 +33,17 @@ KOBAYASHI = {"papers": 113, "proposed_titles_found": 110, "grobid_titles_found":
 
 
 def main() -> int:
-    raw = ROOT / "raw" / "demo" / "demo-v1" / "github"
+    raw = ROOT / "raw"
     mirror = Path(os.environ.get("CITEWORTH_MIRROR") or ROOT.parent / "shared" / "data")
     if not raw.is_dir() or not mirror.is_dir():
         print(f"needs the demo corpus in {raw} (citeworth run download) and the mirror ({mirror}): "
               "set CITEWORTH_MIRROR", file=sys.stderr)
         return 2
-    inputs = [("unarxive", raw / "IllDepence/unarXive/doc/unarXive_data_sample/*.jsonl"),
-              ("s2orc_json", raw / "allenai/s2orc-doc2json/tests/s2orc/*/*.json"),
-              ("jats", raw / "titipata/pubmed_parser/data/*.nxml"),
-              ("jats", mirror / "github/PLOS/allofplos/allofplos/starter_corpus/*.xml"),
-              ("tei", raw / "kermitt2/grobid_client_python/resources/**/*.tei.xml")]
+    inputs = gold_inputs(ROOT, mirror)
     splitter = SentenceSplitter()
     start = time.perf_counter()
-    papers = [item for reader, glob in inputs for shard in discover_shards(reader, str(glob))
-              for item in read_shard(shard) if not isinstance(item, BadRecord)]
+    papers = [item for shard in input_shards(inputs) for item in read_shard(shard)
+              if not isinstance(item, BadRecord)]
     found = detect(papers, SectionFinder(), splitter.split)
     seconds = time.perf_counter() - start
     scored = score(found, load_gold(GOLD))
@@ -58,8 +54,9 @@ def main() -> int:
         "per_paper": scored["papers"],
         "kobayashi_reported": KOBAYASHI | {
             "proposed_share": round(110 / 113, 4), "grobid_share": round(103 / 113, 4),
-            "comparable": "no: 113 ACL PDFs there; here 12 sections from unarXive, PMC/PLOS JATS and one "
-                          "GROBID TEI, whose TEI-only subset (1 paper) is too small to compare"},
+            "comparable": "no: 113 ACL PDFs there; here 14 sections from unarXive, PMC/PLOS JATS, arXiv "
+                          "LaTeX and one GROBID TEI, whose TEI-only subset (1 paper) is too small to "
+                          "compare"},
         "machine": {"python": platform.python_version(), "cpus": os.cpu_count()},
     }
     write_json(RESULTS, results)

@@ -35,7 +35,7 @@ from citeworth.core.params import to_dict
 from citeworth.core.processes import worker_pool
 from citeworth.curate.config import CURATION_ERROR, CurationConfig
 from citeworth.curate.stats import summarize
-from citeworth.sources import BadRecord, InputSpec, Shard, discover_shards, read_shard
+from citeworth.sources import BadRecord, InputSpec, Shard, input_shards, read_shard
 from citeworth.sources.base import RAW_CHARS
 
 if TYPE_CHECKING:
@@ -56,11 +56,7 @@ class CurateParams:
 
 
 def shards(params: CurateParams) -> list[Shard]:
-    found = [
-        shard
-        for spec in params.inputs
-        for shard in discover_shards(spec.reader, spec.glob, spec.metadata, spec.release)
-    ]
+    found = input_shards(params.inputs)
     names = Counter(shard_key(shard) for shard in found)
     if clashes := [name for name, n in names.items() if n > 1]:
         raise ValueError(f"two inputs produce the same shard name(s) {clashes}: give them distinct globs")

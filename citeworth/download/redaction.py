@@ -28,8 +28,10 @@ from urllib.parse import quote, urlsplit, urlunsplit
 
 REDACTED = "<redacted>"
 
-# Names whose value is a credential: query parameters, headers, dict keys, XML elements.
-_NAME = (r"(?<![A-Za-z_-])(?:[\w-]*(?:signature|credential|token|api-?key|password|passwd|"
+# Names whose value is a credential: query parameters, headers, dict keys, XML elements. A
+# tokenizer's special tokens (``pad_token: [PAD]`` in a model's config log) are vocabulary, not secrets.
+_NAME = (r"(?<![A-Za-z_-])(?!(?:pad|unk|cls|sep|mask|bos|eos)_token\b)"
+         r"(?:[\w-]*(?:signature|credential|token|api-?key|password|passwd|"
          r"secret(?:[-_]?access)?(?:[-_]?key)?)|authorization|awsaccesskeyid|sig)")
 # An HTTP auth scheme in front of the credential of an Authorization value.
 _AUTH_SCHEME = r"(?:(?:bearer|basic|digest|token|aws4-hmac-sha256|aws)\s+)?"

@@ -36,7 +36,7 @@ import hashlib
 import os
 import re
 from collections import Counter, defaultdict
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 
 from citeworth.core.paper import Paper
@@ -45,7 +45,7 @@ from citeworth.sources.base import BadRecord, InputSpec, Shard
 from citeworth.sources.latex import files as latex_files
 from citeworth.sources.latex import reader as latex_reader
 
-__all__ = ["BadRecord", "InputSpec", "READERS", "Shard", "discover_shards", "read_shard"]
+__all__ = ["BadRecord", "InputSpec", "READERS", "Shard", "discover_shards", "input_shards", "read_shard"]
 
 READERS: dict[str, Callable[[Shard], Iterator[Paper | BadRecord]]] = {
     "unarxive": unarxive.read,
@@ -60,6 +60,12 @@ READERS: dict[str, Callable[[Shard], Iterator[Paper | BadRecord]]] = {
 _BULK_TAR = re.compile(r"^arXiv_src_(\d{4})_\d+\.tar$")
 _LEGACY_NAME = re.compile(r"^(metadata|pdf_parses)_(.+?)\.jsonl(?:\.gz)?$")
 _RELEASE_DIR = re.compile(r"^(\d{4}-\d{2}-\d{2}|\d{8})")
+
+
+def input_shards(specs: Iterable[InputSpec]) -> list[Shard]:
+    """The shards of every params.yaml input entry, in the entries' order."""
+    return [shard for spec in specs
+            for shard in discover_shards(spec.reader, spec.glob, spec.metadata, spec.release)]
 
 
 def discover_shards(

@@ -51,8 +51,9 @@ def make_paragraph(
     text: str, section: str, spans: Iterable[RawSpan], where: str, sec_number: str | None = None,
     headings: tuple[str, ...] = (),
 ) -> Paragraph:
+    headings = headings if len(headings) > 1 else ()
     if not spans and isinstance(text, str):  # most paragraphs: nothing to check
-        return Paragraph(text=text, section=section, sec_number=sec_number)
+        return Paragraph(text=text, section=section, sec_number=sec_number, headings=headings)
     placed = place(text, spans, where)
     for before, after in itertools.pairwise(placed):
         if after.start < before.end:
@@ -61,7 +62,7 @@ def make_paragraph(
                   for s in placed if s.kind == CITE)
     refs = tuple((s.start, s.end, s.kind) for s in placed if s.kind != CITE)
     return Paragraph(text=text, section=section, cite_spans=cites, ref_spans=refs, sec_number=sec_number,
-                     headings=headings if len(headings) > 1 else ())
+                     headings=headings)
 
 
 def place(text: str, spans: Iterable[RawSpan], where: str) -> list[RawSpan]:

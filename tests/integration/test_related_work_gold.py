@@ -1,5 +1,5 @@
 """The related-work stage against the hand-made gold (tests/gold/related_work.json) on the mirrored
-papers -- the demo corpus and the PLOS starter corpus, 169 papers -- and end to end on the demo."""
+papers -- the demo corpus and the PLOS starter corpus, 173 papers -- and end to end on the demo."""
 
 from __future__ import annotations
 
@@ -10,28 +10,17 @@ from pathlib import Path
 import pytest
 
 from citeworth.core.paper import Paper
-from citeworth.corpora.related_work.gold import detect, load_gold, score
+from citeworth.corpora.related_work.gold import detect, gold_inputs, load_gold, score
 from citeworth.corpora.related_work.record import CITED, paper_record
 from citeworth.corpora.related_work.sections import SectionFinder
 from citeworth.curate.sentences import SentenceSplitter
-from citeworth.sources import BadRecord, discover_shards, read_shard
+from citeworth.sources import BadRecord, InputSpec, input_shards, read_shard
 
 GOLD = Path(__file__).resolve().parents[1] / "gold" / "related_work.json"
-PLOS = "github/PLOS/allofplos/allofplos/starter_corpus/*.xml"
 
 
-def corpus(demo_project: Path, mirror: Path) -> list[tuple[str, str]]:
-    raw = demo_project / "raw" / "demo" / "demo-v1" / "github"
-    return [("unarxive", f"{raw}/IllDepence/unarXive/doc/unarXive_data_sample/*.jsonl"),
-            ("s2orc_json", f"{raw}/allenai/s2orc-doc2json/tests/s2orc/*/*.json"),
-            ("jats", f"{raw}/titipata/pubmed_parser/data/*.nxml"),
-            ("jats", str(mirror / PLOS)),
-            ("tei", f"{raw}/kermitt2/grobid_client_python/resources/**/*.tei.xml")]
-
-
-def papers(inputs: list[tuple[str, str]]) -> list[Paper]:
-    items = [item for reader, glob in inputs for shard in discover_shards(reader, glob)
-             for item in read_shard(shard)]
+def papers(inputs: list[InputSpec]) -> list[Paper]:
+    items = [item for shard in input_shards(inputs) for item in read_shard(shard)]
     assert not [item for item in items if isinstance(item, BadRecord)]
     return items
 
@@ -43,8 +32,8 @@ def splitter():
 
 @pytest.fixture(scope="module")
 def read(demo_project, mirror):
-    found = papers(corpus(demo_project, mirror))
-    assert len(found) == 169
+    found = papers(gold_inputs(demo_project, mirror))
+    assert len(found) == 173  # 71 demo papers (4 of them LaTeX) + 102 PLOS
     return found
 
 
@@ -106,7 +95,7 @@ def test_the_cli_stage_on_the_demo_corpus(demo_project, cli):
         tagged = zip(record["Sentences"], record["CitedNumberList"], strict=True)
         assert all(s.count("%cite{[") == n for s, n in tagged)
     stats = json.loads((demo_project / "reports" / "related_work_stats.json").read_text())
-    assert stats["overall"]["papers_with_section"] == len(records) and stats["overall"]["papers"] == 67
-    assert set(stats["per_source"]) == {"jats", "s2orc_json", "tei", "unarxive"}
+    assert stats["overall"]["papers_with_section"] == len(records) and stats["overall"]["papers"] == 71
+    assert set(stats["per_source"]) == {"arxiv_latex", "jats", "s2orc_json", "tei", "unarxive"}
     report = (demo_project / "reports" / "related_work_stats.md").read_text()
     assert report.startswith("# Related-work dataset")

@@ -60,8 +60,10 @@ def test_redact_finds_credentials_in_every_shape_they_are_logged_in(text, secret
 
 def test_redact_leaves_ordinary_text_alone():
     text = ("Is it real? Found credentials in environment variables. signature_version=None, "
-            "mail me@example.org, 127.0.0.1:9000/bucket/key.gz, SignedHeaders=host;x-amz-date")
+            "mail me@example.org, 127.0.0.1:9000/bucket/key.gz, SignedHeaders=host;x-amz-date, "
+            "a tokenizer's pad_token: [PAD], cls_token=[CLS], 'mask_token': '[MASK]'")
     assert redact(text) == text
+    assert redact("hf_token: abc123 auth_token=xyz") == f"hf_token: {REDACTED} auth_token={REDACTED}"
 
 
 def test_a_registered_secret_is_redacted_also_percent_encoded():

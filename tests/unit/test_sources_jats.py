@@ -166,6 +166,13 @@ def test_written_markup(tmp_path, markup, text, cite_texts):
     assert (paragraph.section, paragraph.sec_number, paper.paper_id) == ("Introduction", "1", "PMC42")
 
 
+def test_subsection_headings_are_kept_with_and_without_citations(tmp_path):
+    """Both of make_paragraph's paths (with spans, and the plain fast path) keep the heading path."""
+    [paper] = read_written(tmp_path, '<sec><title>Prior work</title><p>Cited [<xref ref-type="bibr" '
+                                     'rid="B1">1</xref>].</p><p>Nothing cited here.</p></sec>')
+    assert [p.headings for p in paper.paragraphs] == [("Introduction", "Prior work")] * 2
+
+
 def test_formulas_lists_and_wrapped_floats(tmp_path):
     [paper] = read_written(tmp_path, (
         '<p>Let <inline-formula id="i1"><mml:math xmlns:mml="http://www.w3.org/1998/Math/MathML"><mml:mi>x'

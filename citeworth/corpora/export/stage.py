@@ -2,7 +2,8 @@
 
 The format's folder is built beside the old one and swapped in whole, so a failed run leaves the
 previous export as it was and a finished one holds no file of an earlier run. Records a reader
-cannot read are quarantined (``<format>_quarantine.jsonl``) and counted (``<format>_stats.json``);
+cannot read are quarantined (``<format>_quarantine.jsonl``) and counted (``<stats_dir>/<format>_stats.json``,
+a metric outside the cached outputs, as every stage's stats);
 a paper id met twice (two inputs holding one paper) is exported once, the first time.
 """
 
@@ -22,7 +23,7 @@ from tqdm import tqdm
 from citeworth.core.errors import StageFailed
 from citeworth.core.io import dumps, write_json, write_text
 from citeworth.core.paper import Paper
-from citeworth.sources import BadRecord, InputSpec, Shard, discover_shards, read_shard
+from citeworth.sources import BadRecord, InputSpec, Shard, input_shards, read_shard
 
 log = logging.getLogger(__name__)
 
@@ -36,6 +37,7 @@ class ExportParams:
     format: str = "unarxive"  # unarxive | grabcite
     out_dir: Path = Path("data/export")
     spacy_model: str | None = None  # grabcite's sentence splitter, as curate.rules.spacy_model
+    stats_dir: Path = Path("reports/export")
 
 
 def export(params: ExportParams) -> dict:
@@ -43,11 +45,7 @@ def export(params: ExportParams) -> dict:
         raise StageFailed(f"unknown export format {params.format!r}; formats: {', '.join(FORMATS)}")
     out_dir = Path(params.out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
-    shards = [
-        shard
-        for spec in params.inputs
-        for shard in discover_shards(spec.reader, spec.glob, spec.metadata, spec.release)
-    ]
+    shards = input_shards(params.inputs)
     staging = Path(tempfile.mkdtemp(dir=out_dir, prefix=f".{params.format}."))
     counts: Counter[str] = Counter()
     bad: list[BadRecord] = []
@@ -78,7 +76,7 @@ def export(params: ExportParams) -> dict:
         "shards": len(shards),
         **dict(sorted(counts.items())),
     }
-    write_json(out_dir / f"{params.format}_stats.json", summary)
+    write_json(Path(params.stats_dir) / f"{params.format}_stats.json", summary)
     return summary
 
 

@@ -15,14 +15,28 @@ import json
 from collections.abc import Iterable
 from pathlib import Path
 
+import yaml
+
 from citeworth.core.paper import Paper
 from citeworth.corpora.related_work.record import Splitter, mapped_anchors, paper_record
 from citeworth.corpora.related_work.sections import SectionFinder
 from citeworth.curate.sections import normalize_title
+from citeworth.sources import InputSpec
+
+PLOS_STARTER = "github/PLOS/allofplos/allofplos/starter_corpus/*.xml"
 
 
 def load_gold(path: Path) -> dict:
     return json.loads(Path(path).read_text())
+
+
+def gold_inputs(project: Path, mirror: Path) -> list[InputSpec]:
+    """The corpus the gold covers: the stage's own inputs in ``project`` (params.yaml's
+    related_work.inputs, paths made absolute) and the PLOS starter corpus of the mirror."""
+    inputs = yaml.safe_load((project / "params.yaml").read_text())["related_work"]["inputs"]
+    absolute = lambda item: {key: str(project / item[key]) for key in ("glob", "metadata") if item.get(key)}  # noqa: E731
+    located = [InputSpec(**(item | absolute(item))) for item in inputs]
+    return [*located, InputSpec("jats", str(mirror / PLOS_STARTER))]
 
 
 def detect(papers: Iterable[Paper], finder: SectionFinder, split: Splitter) -> dict[tuple[str, str], dict]:

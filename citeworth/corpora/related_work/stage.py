@@ -29,7 +29,7 @@ from citeworth.corpora.related_work.record import fill_abstracts, paper_record
 from citeworth.corpora.related_work.sections import DEFAULT_TITLES, SectionFinder
 from citeworth.corpora.related_work.stats import RelatedWorkStats, markdown
 from citeworth.curate.sentences import SentenceSplitter
-from citeworth.sources import BadRecord, InputSpec, discover_shards, read_shard
+from citeworth.sources import BadRecord, InputSpec, input_shards, read_shard
 
 log = logging.getLogger(__name__)
 _WORK_PREFIX = ".related_work-"
@@ -78,8 +78,7 @@ def _read(params: RelatedWorkParams, corpus: CorpusIndex, pending: _Pending, sta
           quarantine_path: Path) -> None:
     finder = SectionFinder(params.titles)
     splitter = SentenceSplitter(params.spacy_model)
-    shards = [shard for spec in params.inputs
-              for shard in discover_shards(spec.reader, spec.glob, spec.metadata, spec.release)]
+    shards = input_shards(params.inputs)
     with atomic_write(quarantine_path) as quarantine, tqdm(shards, desc="related_work", unit="shard") as bar:
         for shard in bar:
             for item in read_shard(shard):
