@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import argparse
 import cProfile
+import dataclasses
 import gzip
 import json
 import os
@@ -46,12 +47,12 @@ import sys
 import time
 from pathlib import Path
 
-from citeworth.core.params import load_section
+from citeworth.stages import stage_params
 
 ROOT = Path(__file__).resolve().parents[1]
 WORK = ROOT / "benchmarks" / "work"
 RESULTS = ROOT / "benchmarks" / "results" / "curation.json"
-UNARXIVE = "raw/demo/demo-v1/**/unarXive_data_sample/*.jsonl"
+UNARXIVE = "raw/demo/*/**/unarXive_data_sample/*.jsonl"  # in any demo release
 S2ORC_COPIES = 100
 PROFILE_TOP = 15
 
@@ -406,7 +407,8 @@ def main() -> None:
                     "load_average_at_start": [round(x, 2) for x in os.getloadavg()]})
     results["s2orc_shaped"] = measure_s2orc_shaped()
     if not args.only:
-        demo_inputs = load_section("curate", ROOT / "params.yaml")["inputs"]
+        curate_params = stage_params("curate", path=ROOT / "params.yaml")  # ${download.release} resolved
+        demo_inputs = [dataclasses.asdict(spec) for spec in curate_params.inputs]
         results["demo"] = measure_corpus("demo corpus", demo_inputs)
         results.pop("large", None)
         if args.large_mb:

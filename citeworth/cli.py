@@ -18,6 +18,8 @@ TOOLS: dict[str, tuple[str, str]] = {
     "predict": ("citeworth.models.predict:main",
                 "score sentences of text/paragraphs/JSONL for cite-worthiness"),
     "table3": ("citeworth.curate.annotation:main", "export / score the blind Table 3 annotation sheet"),
+    "check": ("citeworth.check.command:main",
+              "lint a draft (.tex / .md / .txt): flag sentences that may need a citation"),
 }
 
 

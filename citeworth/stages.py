@@ -13,7 +13,14 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from citeworth.core.params import DEFAULT_PARAMS, apply_overrides, build, load_section
+from citeworth.core.params import (
+    DEFAULT_PARAMS,
+    apply_overrides,
+    build,
+    load_document,
+    resolve_references,
+    section_of,
+)
 
 STAGES: dict[str, str] = {
     "download": "citeworth.download.stage:download",
@@ -24,6 +31,7 @@ STAGES: dict[str, str] = {
     "assemble_baseline": "citeworth.curate.assemble:assemble",
     "validate": "citeworth.quality.gate:validate",
     "related_work": "citeworth.corpora.related_work.stage:related_work",
+    "silver": "citeworth.corpora.silver.stage:silver",
     "train": "citeworth.models.train:train",
     "domains": "citeworth.studies.domains.stage:domains",
     "transfer": "citeworth.studies.transfer.stage:transfer",
@@ -48,10 +56,12 @@ def params_class(fn: Callable[[Any], Any]) -> type:
 
 
 def stage_params(name: str, overrides: list[str] = (), path: Path = DEFAULT_PARAMS) -> Any:
-    """The typed params of stage ``name``: its params.yaml section plus ``key=value`` overrides."""
+    """The typed params of stage ``name``: its params.yaml section plus ``key=value`` overrides, with
+    ``${section.key}`` references resolved against the whole file."""
     fn = stage_function(name)
-    values = apply_overrides(load_section(name, path), list(overrides))
-    return build(params_class(fn), values, where=name)
+    document = load_document(path)
+    values = apply_overrides(section_of(document, name, path), list(overrides))
+    return build(params_class(fn), resolve_references(values, document, name), where=name)
 
 
 def run_stage(name: str, overrides: list[str] = (), path: Path = DEFAULT_PARAMS) -> Any:

@@ -3,8 +3,9 @@
 Scheduled on the `citeworth_dataset` asset (a new data version) or triggered by hand with the
 form. configure -> train, one mapped task per model (the GPU queue on a Celery deployment) ->
 report (Table 4); beside them the domain study, one mapped task per train field x test field cell,
-then its aggregation (Table 5), and transfer (Table 6) -> version (`dvc commit`, `dvc push`, a git
-commit of dvc.lock and the metrics). The task graph is dvc.yaml's (a test checks it).
+then its aggregation (Table 5), transfer (Table 6) and the silver citation-linkage corpus with its
+siamese model (Roy & Mercer) -> version (`dvc commit`, `dvc push`, a git commit of dvc.lock and
+the metrics). The task graph is dvc.yaml's (a test checks it).
 """
 
 from __future__ import annotations
@@ -52,11 +53,13 @@ def citeworth_models():
     domains = domain_cell.expand(cell=cells) >> domains_aggregate.override(task_id="domains")()
     transfer = stage.override(task_id="transfer", queue=TRAIN_QUEUE)("transfer")
     configured >> transfer
+    silver = stage.override(task_id="silver", queue=TRAIN_QUEUE)("silver")
+    configured >> silver
 
     # Table 4 needs the models only (as in dvc.yaml); it links the studies' tables by path.
     report = stage.override(task_id="report")("report")
     trained >> report
-    [report, domains, transfer] >> DvcVersionOperator(task_id="version", stages=MODEL_STAGES)
+    [report, domains, transfer, silver] >> DvcVersionOperator(task_id="version", stages=MODEL_STAGES)
 
 
 citeworth_models()

@@ -7,6 +7,7 @@ from the same YAML section, so the three doors see identical values.
 from __future__ import annotations
 
 import dataclasses
+import re
 import types
 import typing
 from pathlib import Path
@@ -16,19 +17,88 @@ import yaml
 
 T = TypeVar("T")
 DEFAULT_PARAMS = Path("params.yaml")
+# A profile's key naming the params file it changes (e.g. params/paper.yaml: the paper's settings).
+EXTENDS = "extends"
+# ``${section.key}`` in a params.yaml string: that value of the file, e.g. the download release in
+# the curate inputs' paths, so switching the release is one change that every stage follows.
+REFERENCE = re.compile(r"\$\{([A-Za-z_][\w-]*(?:\.[A-Za-z_][\w-]*)*)\}")
 
 
 class ParamsError(ValueError):
     """A params.yaml section does not fit the stage's parameters."""
 
 
-def load_section(section: str, path: Path = DEFAULT_PARAMS) -> dict[str, Any]:
+def load_document(path: Path = DEFAULT_PARAMS) -> dict[str, Any]:
+    """The whole params file; a profile (``extends: <file>``, relative to the profile) is that file
+    with the profile's values laid over it."""
+    return _load_profile(Path(path), ())
+
+
+def _load_profile(path: Path, chain: tuple[Path, ...]) -> dict[str, Any]:
     if not path.exists():
         raise ParamsError(f"{path} not found: run from the project root or pass --params")
-    data = yaml.safe_load(path.read_text()) or {}
-    if section not in data:
-        raise ParamsError(f"{path} has no section {section!r} (sections: {', '.join(data)})")
-    return dict(data[section] or {})
+    document = yaml.safe_load(path.read_text()) or {}
+    if not isinstance(document, dict):
+        raise ParamsError(f"{path}: expected a mapping of sections, got {type(document).__name__}")
+    base = document.pop(EXTENDS, None)
+    if base is None:
+        return document
+    base_path = (path.parent / base).resolve()
+    if base_path in (*chain, path.resolve()):
+        raise ParamsError(f"{path}: {EXTENDS}: {base} makes a cycle")
+    return overlay(_load_profile(base_path, (*chain, path.resolve())), document)
+
+
+def overlay(base: dict[str, Any], changes: dict[str, Any]) -> dict[str, Any]:
+    """``base`` with ``changes`` laid over it: mappings merge key by key, any other value (lists,
+    scalars, null) replaces the base's."""
+    merged = dict(base)
+    for key, value in changes.items():
+        if isinstance(value, dict) and isinstance(merged.get(key), dict):
+            merged[key] = overlay(merged[key], value)
+        else:
+            merged[key] = value
+    return merged
+
+
+def section_of(document: dict[str, Any], section: str, path: Path = DEFAULT_PARAMS) -> dict[str, Any]:
+    if section not in document:
+        raise ParamsError(f"{path} has no section {section!r} (sections: {', '.join(document)})")
+    return dict(document[section] or {})
+
+
+def load_section(section: str, path: Path = DEFAULT_PARAMS) -> dict[str, Any]:
+    """One section as written (``${...}`` references unresolved)."""
+    return section_of(load_document(path), section, path)
+
+
+def resolve_references(value: Any, document: dict[str, Any], where: str = "params") -> Any:
+    """``value`` with every ``${section.key}`` in its strings replaced by that scalar of ``document``
+    (itself resolved); a reference to nothing, to a list or mapping, or in a cycle is an error."""
+    return _resolve(value, document, where, ())
+
+
+def _resolve(value: Any, document: dict[str, Any], where: str, chain: tuple[str, ...]) -> Any:
+    if isinstance(value, dict):
+        return {k: _resolve(v, document, f"{where}.{k}", chain) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_resolve(v, document, where, chain) for v in value]
+    if not isinstance(value, str) or "${" not in value:
+        return value
+    return REFERENCE.sub(lambda match: _referenced(match.group(1), document, where, chain), value)
+
+
+def _referenced(name: str, document: dict[str, Any], where: str, chain: tuple[str, ...]) -> str:
+    if name in chain:
+        raise ParamsError(f"{where}: ${{{name}}} refers to itself ({' -> '.join([*chain, name])})")
+    node: Any = document
+    for part in name.split("."):
+        if not isinstance(node, dict) or part not in node:
+            raise ParamsError(f"{where}: ${{{name}}} names no value of params.yaml")
+        node = node[part]
+    if isinstance(node, (dict, list)) or node is None:
+        raise ParamsError(f"{where}: ${{{name}}} must name a string or number, not {node!r}")
+    return str(_resolve(node, document, name, (*chain, name)))
 
 
 def apply_overrides(values: dict[str, Any], overrides: list[str]) -> dict[str, Any]:

@@ -19,3 +19,7 @@ LABELS = (CITE_WORTHY, NOT_CITE_WORTHY)
 # The record key holding a paragraph's field(s) of study. The release names it after the
 # Microsoft Academic Graph fields S2ORC carried; ours may come from other schemes (arXiv, PMC).
 FIELD_OF_STUDY = "mag_field_of_study"
+
+# Provenance of the field: the source's own list as the reader gave it (MAG / S2 fields, arXiv
+# categories, PLOS taxonomy paths...) and its scheme, from which the curation chose the one field.
+SOURCE_FIELDS = "source_fields_of_study"

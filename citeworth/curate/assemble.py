@@ -2,8 +2,8 @@
 
 Two passes keep memory flat however large the corpus: the first indexes every kept paragraph
 (paper, field, file offset), the second copies the chosen lines into the split files in a
-stable order. Splits are by paper (the public CiteWorth code split sentences, leaking paragraphs
-of one paper across train and test).
+stable order. Splits are by paper, so no paragraph of a test paper is seen in training. (The
+released CiteWorth files came split; the public code ships no split of its own.)
 """
 
 from __future__ import annotations

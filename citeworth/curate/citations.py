@@ -38,6 +38,9 @@ _WORD = re.compile(r"\w")
 _ATTACHING = frozenset(string.punctuation) - frozenset("([{")
 _FINAL = frozenset(".!?")
 _CLOSER = {"(": ")", "[": "]"}
+# En and em dashes, which JATS and LaTeX sources print in ranges ("[1\u20133]"), as the "-" of the
+# paper's numeric regex (its range [,-;] holds "-" but no other dash).
+_DASHES = str.maketrans("\u2013\u2014", "--")
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,6 +51,10 @@ class Citation:
     end: int
     text: str
     ref_ids: tuple[str | None, ...]
+
+
+def ascii_dashes(text: str) -> str:
+    return text.translate(_DASHES)
 
 
 def span_problem(text: str, spans: Sequence[CitationSpan]) -> str | None:
@@ -122,6 +129,12 @@ def citation_format(text: str) -> str | None:
     return None
 
 
+def looks_like_citation(text: str) -> bool:
+    """The public code's ``valid_citation_format``: ``text`` contains a bracketed number or a year
+    before a closing parenthesis (unarXive placeholders, which have no surface form, count too)."""
+    return bool(NUMERIC.search(text) or YEAR.search(text) or CITE_PLACEHOLDER.search(text))
+
+
 def missed_citation(text: str) -> bool:
     """Does ``text`` (citation spans already removed) still contain a citation (Appendix B)?"""
     return bool(NUMERIC.search(text) or YEAR.search(text) or ET_AL.search(text)
@@ -167,14 +180,18 @@ def _ends_before_a_word(text: str, start: int, stop: int, end_chars: str) -> boo
 
 def remove_citations(text: str, start: int, end: int, cites: Sequence[Citation]) -> str:
     """``text[start:end]`` without the citations; punctuation after a removed citation attaches to
-    the preceding word ("shown [2]." -> "shown.")."""
+    the preceding word ("shown [2]." -> "shown."), and a citation glued to the word before it keeps
+    the space after it ("SymPy[12] provides" -> "SymPy provides")."""
     out = text[start:cites[0].start] if cites else text[start:end]
     for i, cite in enumerate(cites):
-        following = text[cite.end:cites[i + 1].start if i + 1 < len(cites) else end].lstrip()
+        spaced = text[cite.end:cites[i + 1].start if i + 1 < len(cites) else end]
+        following = spaced.lstrip()
         if following[:1] in _ATTACHING:
             out = out.rstrip()
             if following[:1] in _FINAL and out[-1:] in _FINAL:  # "work. [3]." -> "work."
                 following = following[1:]
+        elif following != spaced and out[-1:] and not out[-1:].isspace():
+            following = " " + following
         out += following
     return out.strip()
 

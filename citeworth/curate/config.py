@@ -13,6 +13,7 @@ from dataclasses import dataclass
 MODES = ("citeworth", "spans-only")
 CITATION_FORMATS = ("numeric", "author_year")
 MULTI_FIELD_POLICIES = ("reject", "first")
+FIRST_CITATION_CHECKS = ("public_code", "strict", "off")
 # The reason a paper whose curation raised (a bug, or input no rule foresaw) is counted as rejected
 # and quarantined under; the run goes on.
 CURATION_ERROR = "curation_error"
@@ -53,9 +54,12 @@ class CurationConfig:
     # --- Paper-level citation checks (public code's `extract_sections`) ---------------------
     # A paper needs at least this many citation spans in permissible sections (code: "> 5").
     min_paper_citation_spans: int = 6
-    # Reject the paper when the first citation (after merging) in its permissible sections is
-    # not in an accepted format: the code's cheap test that the paper's citation style is usable.
-    check_paper_citation_style: bool = True
+    # The code's cheap test that the paper's citation style is usable: reject the paper
+    # ("citation_style") when the first citation (after merging) of its permissible sections fails
+    # it. "public_code": as the code, its text merely contains "[n]" or "...yyyy)" (a narrative
+    # "Smith et al. (2001)" passes); "strict": it must be in an accepted format, so a narrative first
+    # citation drops the paper (biased against author-year fields); "off": no paper-level test.
+    first_citation_check: str = "public_code"
 
     # --- Paragraph checks before sentence splitting ------------------------------------------
     # Longer paragraphs are rejected as "paragraph_too_long" before any other check: no real
@@ -79,6 +83,9 @@ class CurationConfig:
     # exact extent, so they count as format-valid.
     accept_placeholder_citations: bool = True
     check_missed_citations: bool = True  # Appendix B numeric and year regexes, plus "et al"
+    # Read an en or em dash in a citation as "-" in the format and missed-citation checks, so
+    # "[1\u20133]" is a numeric range as "[1-3]" is (the paper's regex knows only "-"; PLOS prints "\u2013").
+    dash_ranges: bool = True
     require_citation_at_end: bool = True  # only punctuation/whitespace may follow a citation
 
     # --- Sentence checks (after splitting) ---------------------------------------------------
@@ -102,6 +109,7 @@ class CurationConfig:
     def __post_init__(self) -> None:
         _check_choice("mode", self.mode, MODES)
         _check_choice("multi_field", self.multi_field, MULTI_FIELD_POLICIES)
+        _check_choice("first_citation_check", self.first_citation_check, FIRST_CITATION_CHECKS)
         for fact in [*(self.required_facts or ()), *(self.unknown_facts_pass or ())]:
             _check_choice("required_facts/unknown_facts_pass entry", fact, PAPER_FACTS)
         for fmt in self.citation_formats or ():

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from dataclasses import fields as dataclass_fields
 
 from citeworth.core.paper import Paper, Paragraph
-from citeworth.core.schema import CITE_WORTHY, FIELD_OF_STUDY, NOT_CITE_WORTHY
+from citeworth.core.schema import CITE_WORTHY, FIELD_OF_STUDY, NOT_CITE_WORTHY, SOURCE_FIELDS
 from citeworth.curate import citations as cit
 from citeworth.curate.config import CURATION_ERROR, CurationConfig
 from citeworth.curate.fields import assign_field
@@ -95,6 +95,7 @@ class Curator:
         self.stats = CurationStats()
         self.sections = SectionFilter(config.sections)
         self._gap = re.compile(config.merge_gap)
+        self._marks = cit.ascii_dashes if config.dash_ranges else str  # what the citation regexes read
         self._splitter = splitter
 
     @property
@@ -143,7 +144,7 @@ class Curator:
         """Paper-level and pre-split paragraph rules; the paper's split candidates, or None.
         Every decision is taken before anything is counted, so a paper that raises counts once."""
         decision = assign_field(paper.metadata.get("field_scheme"), paper.fields_of_study,
-                                self.config.multi_field)
+                                self.config.multi_field, paper.metadata.get("venue_id"))
         reason = paper_rejection(paper, self.config) or decision.reason
         if not reason:
             permitted = [i for i, p in enumerate(paper.paragraphs) if self.sections.permits(p.section)]
@@ -186,11 +187,15 @@ class Curator:
         spans = sum(len(paper.paragraphs[i].cite_spans) for i in permitted)
         if spans < self.config.min_paper_citation_spans:
             return "too_few_citations"
-        if self.config.check_paper_citation_style and not self.config.spans_only:
-            first = next((found[0] for i in permitted if (found := cites.get(i))), None)
-            if first is not None and not self._format_ok(first):
-                return "citation_style"
-        return None
+        check = self.config.first_citation_check
+        if check == "off" or self.config.spans_only:
+            return None
+        first = next((found[0] for i in permitted if (found := cites.get(i))), None)
+        if first is None:
+            return None
+        if check == "public_code":
+            return None if cit.looks_like_citation(self._marks(first.text)) else "citation_style"
+        return None if self._format_ok(first) else "citation_style"
 
     def _paragraph_reason(self, paragraph: Paragraph, permitted: bool,
                           cites: list[cit.Citation] | None) -> str | None:
@@ -208,7 +213,7 @@ class Curator:
         if kinds := sorted(cit.placeholder_kinds(text) & config.placeholders):
             return f"{kinds[0]}_placeholder"
         if config.check_missed_citations and cit.missed_citation(
-                cit.remove_citations(text, 0, len(text), cites)):
+                self._marks(cit.remove_citations(text, 0, len(text), cites))):
             return "missed_citation"
         if not all(self._format_ok(c) for c in cites):
             return "citation_format"
@@ -218,7 +223,7 @@ class Curator:
         return None
 
     def _format_ok(self, cite: cit.Citation) -> bool:
-        kind = cit.citation_format(cite.text)
+        kind = cit.citation_format(self._marks(cite.text))
         if kind == "placeholder":
             return self.config.accept_placeholder_citations
         return kind in self.config.formats
@@ -317,7 +322,7 @@ class Curator:
             return "sentence_start"
         if sentence[-1] not in config.sentence_end_chars:
             return "sentence_end"
-        if config.check_missed_citations and cit.missed_citation(sentence):
+        if config.check_missed_citations and cit.missed_citation(self._marks(sentence)):
             return "missed_citation"
         if config.check_hanging_citations and cit.hanging_citation(sentence):
             return "hanging_citation"
@@ -331,6 +336,8 @@ class Curator:
             "section_idx": candidate.index,
             "section_title": paragraph.section,
             FIELD_OF_STUDY: [work.field],
+            SOURCE_FIELDS: {"scheme": paper.metadata.get("field_scheme"),
+                            "terms": list(paper.fields_of_study)},
             "original_text": paragraph.text,
             "samples": samples,
             "source": paper.source,

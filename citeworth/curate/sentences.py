@@ -17,7 +17,7 @@ from __future__ import annotations
 import itertools
 import re
 import warnings
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 
 import pysbd
 import spacy
@@ -63,6 +63,12 @@ def load_pipeline(spacy_model: str | None = None) -> Language:
             f"spaCy pipeline {spacy_model!r} is not installed or not a pipeline directory ({exc}); "
             "install it, or set curate.rules.spacy_model to null for the offline scispacy tokenizer + pysbd"
         ) from exc
+
+
+def scispacy_token_counter() -> Callable[[str], int]:
+    """Tokens of a text as scispacy's tokenizer cuts them (Table 2's token count), spaces not counted."""
+    tokenizer = load_pipeline().tokenizer
+    return lambda text: sum(not token.is_space for token in tokenizer(text))
 
 
 class SentenceSplitter:

@@ -2,21 +2,21 @@
 
 from __future__ import annotations
 
-import re
 import statistics
 from collections import defaultdict
+from collections.abc import Callable
 from pathlib import Path
 
 from citeworth.core.errors import StageFailed
 from citeworth.core.io import read_jsonl
 from citeworth.core.schema import CITE_WORTHY, FIELD_OF_STUDY, SPLITS
-
-# Word tokens for the token count: runs of word characters, or single punctuation marks.
-_TOKEN = re.compile(r"\w+|[^\w\s]")
+from citeworth.curate.sentences import scispacy_token_counter
 
 
-def dataset_stats(data_dir: Path, funnel: dict) -> dict:
-    """Figures overall, per split and per field, from ``data_dir/{train,dev,test}.jsonl``."""
+def dataset_stats(data_dir: Path, funnel: dict, count_tokens: Callable[[str], int] | None = None) -> dict:
+    """Figures overall, per split and per field, from ``data_dir/{train,dev,test}.jsonl``; tokens as
+    scispacy's tokenizer cuts them (the paper tokenizes with scispacy) unless ``count_tokens`` says."""
+    count_tokens = count_tokens or scispacy_token_counter()
     lengths: dict[tuple[str, str], list[int]] = defaultdict(list)
     cite: dict[tuple[str, str], int] = defaultdict(int)
     tokens: dict[tuple[str, str], int] = defaultdict(int)
@@ -30,7 +30,7 @@ def dataset_stats(data_dir: Path, funnel: dict) -> dict:
                 papers[key].add(record["paper_id"])
                 for sample in record["samples"]:
                     lengths[key].append(len(sample["text"]))
-                    tokens[key] += len(_TOKEN.findall(sample["text"]))
+                    tokens[key] += count_tokens(sample["text"])
                     cite[key] += sample["label"] == CITE_WORTHY
 
     def figures(key: tuple[str, str]) -> dict:
@@ -49,10 +49,16 @@ def dataset_stats(data_dir: Path, funnel: dict) -> dict:
             "median_chars": statistics.median(lengths[key]) if n else 0,
         }
 
+    overall = figures(("overall", ""))
+    fields = {}
+    for _, name in sorted(k for k in lengths if k[0] == "field"):
+        fields[name] = figures(("field", name))
+        fields[name]["paragraph_share"] = round(fields[name]["paragraphs"] / overall["paragraphs"], 4)
+        fields[name]["sentence_share"] = round(fields[name]["sentences"] / overall["sentences"], 4)
     return {
-        "overall": figures(("overall", "")),
+        "overall": overall,
         "splits": {s: figures(("split", s)) for s in SPLITS},
-        "fields": {f: figures(("field", f)) for _, f in sorted(k for k in lengths if k[0] == "field")},
+        "fields": fields,
         "funnel": funnel,
     }
 
@@ -76,6 +82,11 @@ def stats_markdown(stats: dict) -> str:
         f"| Max char length | {overall['max_chars']:,} |",
         f"| Average char length | {overall['mean_chars']:,} |",
         f"| Median char length | {overall['median_chars']:,} |",
+        *[f"| {name} (share of paragraphs / sentences) | {100 * f['paragraph_share']:.2f}% / "
+          f"{100 * f['sentence_share']:.2f}% |" for name, f in sorted(stats["fields"].items())],
+        "",
+        "Tokens: scispacy's tokenizer. The paper samples paragraphs evenly across its 10 fields "
+        "(`assemble.per_field: smallest`); fields with no paragraph are not listed.",
         "",
         "## Per split and field",
         "",

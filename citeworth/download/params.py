@@ -48,7 +48,7 @@ class ArxivParams:
 @dataclass
 class DownloadParams:
     source: str = "demo"
-    release: str = "demo-v1"  # a release name, or "latest" for s2_api / arxiv_s3
+    release: str = "latest"  # a release name, or "latest" (the newest; demo: of its calendar)
     out_dir: Path = Path("raw")
     mirror: str | None = None  # demo: mirror folder or http(s) URL; CITEWORTH_MIRROR also sets it
     workers: int = 4

@@ -2,7 +2,9 @@
 
 - ``s2_api``: the release ids of the datasets API (dates, ``YYYY-MM-DD``);
 - ``arxiv_s3``: the months (``YYMM``) in the arXiv source manifest;
-- ``demo`` and ``s2orc_legacy``: fixed snapshots with one release (``demo-v1``; ``params.release``).
+- ``demo``: the dated releases of its calendar (``download/demo_releases.tsv``: demo-v1 published
+  2024-01-01, demo-v2 2024-02-01), ordered and dated by it;
+- ``s2orc_legacy``: a fixed snapshot with one release (``params.release``).
 
 ``latest_release(source, as_of)`` answers "which release had ``source`` published by ``as_of``", so a
 backfill run for a past date maps to one release; ``newer_release_available(source, last_processed)``
@@ -21,7 +23,7 @@ from typing import Any
 
 from citeworth.core.errors import StageFailed
 from citeworth.download import arxiv, s2api
-from citeworth.download.demo import DEMO_RELEASE
+from citeworth.download.demo import demo_releases
 from citeworth.download.params import DownloadParams
 from citeworth.download.transports import Network, s3_client
 
@@ -34,7 +36,9 @@ def available_releases(params: DownloadParams, api_key: str | None = None) -> li
     if params.source == "arxiv_s3":
         client = s3_client(net, params.s3.endpoint_url, params.s3.region, params.s3.unsigned)
         return arxiv.manifest_months(arxiv.parse_manifest(arxiv.read_manifest(params, client)))
-    return [DEMO_RELEASE if params.source == "demo" else params.release]
+    if params.source == "demo":
+        return [release.name for release in demo_releases()]
+    return [params.release]
 
 
 def latest_release(source: str, as_of: Any = None, params: DownloadParams | None = None,
@@ -78,6 +82,9 @@ def _is_newer(source: str, release: str, last: str) -> bool:
         return arxiv.month_order(release) > arxiv.month_order(arxiv.normalize_month(last))
     if source == "s2_api":
         return release > last  # ISO dates sort as text
+    if source == "demo":
+        published = _demo_dates()
+        return last not in published or published[release] > published[last]
     return release != last  # a fixed snapshot: only a different one counts
 
 
@@ -93,4 +100,10 @@ def _published_by(source: str, release: str, day: str) -> bool:
         return arxiv.month_order(release) <= arxiv.month_order(arxiv.normalize_month(day[:7]))
     if source == "s2_api":
         return release <= day
+    if source == "demo":
+        return _demo_dates()[release] <= day
     return True
+
+
+def _demo_dates() -> dict[str, str]:
+    return {release.name: release.published for release in demo_releases()}

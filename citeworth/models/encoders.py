@@ -10,6 +10,8 @@ from __future__ import annotations
 import logging
 from pathlib import Path
 
+import numpy as np
+
 log = logging.getLogger(__name__)
 
 EMBEDDED = "embedded"
@@ -87,3 +89,43 @@ def max_window(config, tokenizer, cap: int | None = None) -> int:
     tokenizer_limit = getattr(tokenizer, "model_max_length", None)
     window = min(positions, tokenizer_limit) if tokenizer_limit and tokenizer_limit < 1_000_000 else positions
     return min(window, cap) if cap else window
+
+
+def mean_pool(hidden, mask):
+    """The mean of the token states under the attention mask: one vector per row (the pooling of
+    sentence-transformers' all-MiniLM-L6-v2 and of Aharoni & Goldberg's domain clusters)."""
+    return (hidden * mask.unsqueeze(-1)).sum(1) / mask.sum(1, keepdim=True)
+
+
+def embed_texts(encoder, tokenizer, texts: list[str], max_length: int, batch_size: int, device,
+                desc: str | None = None) -> np.ndarray:
+    """Mean-pooled last-layer states of ``texts`` (float32, one row each, in order), ``batch_size``
+    texts at a time; ``desc`` shows a progress bar."""
+    import torch
+    from tqdm.auto import tqdm
+
+    from citeworth.models import loop
+
+    ids = tokenizer(texts, truncation=True, max_length=max_length)["input_ids"]
+    vectors = np.zeros((len(texts), encoder.config.hidden_size), dtype=np.float32)
+    starts = range(0, len(ids), batch_size)
+    with torch.inference_mode():
+        for start in tqdm(starts, desc=desc, unit="batch", leave=False, disable=desc is None):
+            batch, mask = loop.pad(ids[start:start + batch_size], tokenizer.pad_token_id)
+            hidden = encoder(input_ids=batch.to(device), attention_mask=mask.to(device)).last_hidden_state
+            vectors[start:start + len(batch)] = mean_pool(hidden, mask.to(device)).float().cpu().numpy()
+    return vectors
+
+
+def encoder_digest(name: str) -> str:
+    """sha256 over the files of encoder ``name`` (weights, config, tokenizer; not its README): what
+    a result computed with the encoder must match to be reused."""
+    from citeworth.core.fingerprint import data_version
+
+    source = Path(resolve_encoder(name))
+    if not source.is_dir():  # a hub name: its files in the local hub cache (downloaded if needed)
+        from huggingface_hub import snapshot_download
+
+        source = Path(snapshot_download(name))
+    return data_version(path for path in source.rglob("*") if path.is_file()
+                        and not path.name.startswith((".", "README")))

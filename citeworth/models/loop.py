@@ -4,6 +4,11 @@ AdamW with linear warmup and decay, gradient accumulation, gradient clipping, ea
 dev F1, resumable checkpoints (a killed run continues from its last checkpoint with the same data
 order and RNG state), DVCLive logging, CPU or GPU automatically.
 
+On CUDA the loop trains in mixed precision (``Precision``: bf16 autocast where the GPU supports it,
+else fp16 autocast with a gradient scaler), a background thread collates and pins the next batches
+while the GPU works, copies to the GPU do not block, and the running loss stays on the GPU (no sync
+per batch). On a CPU nothing of this applies: batches are collated in line and training is fp32.
+
 A model plugs in through an ``Adapter``: it turns records into tokenized items once, and a list of
 items into a ``Batch``. The module returns one logit pair per output row; ``Batch.select`` picks the
 rows that are scored (the context model drops sentences another window owns), and ``Batch.index``
@@ -16,8 +21,11 @@ import contextlib
 import hashlib
 import logging
 import math
+import queue
 import shutil
+import threading
 from abc import ABC, abstractmethod
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -34,6 +42,8 @@ from citeworth.models.spec import OptimParams
 
 log = logging.getLogger(__name__)
 BUCKET_BATCHES = 50  # batches per length bucket when shuffling: little padding, still random
+PREFETCH_BATCHES = 2  # CUDA: batches collated and pinned ahead of the one the GPU works on
+POSTFIX_EVERY = 10  # optimizer steps between progress-bar loss updates (each reads the loss back)
 # The code a checkpoint comes from: a fit is resumed only by the code that started it.
 CODE = ("citeworth.models", "citeworth.core")
 
@@ -47,9 +57,90 @@ class Batch:
     select: torch.Tensor | None = None  # rows of the module output that are scored; None = all
 
     def to(self, device: torch.device) -> Batch:
-        move = {k: v.to(device) for k, v in self.inputs.items()}
-        select = None if self.select is None else self.select.to(device)
-        return Batch(move, self.labels.to(device), self.weights.to(device), self.index, select)
+        """On ``device``; from pinned memory a CUDA copy does not block the host."""
+        return self._map(lambda t: t.to(device, non_blocking=device.type == "cuda"))
+
+    def pinned(self) -> Batch:
+        return self._map(torch.Tensor.pin_memory)
+
+    def _map(self, move: Callable[[torch.Tensor], torch.Tensor]) -> Batch:
+        """Every tensor but ``index`` (which stays on the host to place the scores) through ``move``."""
+        select = None if self.select is None else move(self.select)
+        return Batch({k: move(v) for k, v in self.inputs.items()}, move(self.labels), move(self.weights),
+                     self.index, select)
+
+
+@dataclass(frozen=True)
+class Precision:
+    """How a device computes: the autocast dtype (None: fp32) and whether a gradient scaler guards
+    fp16's small range."""
+
+    dtype: torch.dtype | None = None
+    scaler: bool = False
+
+    def autocast(self, device: torch.device):
+        if self.dtype is None:
+            return contextlib.nullcontext()
+        return torch.autocast(device.type, dtype=self.dtype)
+
+
+def precision_for(device: torch.device, requested: str = "auto",
+                  bf16_supported: bool | None = None) -> Precision:
+    """The precision a fit uses on ``device``: fp32 on a CPU (and when asked); on CUDA bf16 where the
+    GPU supports it (``auto``), else fp16 with a gradient scaler."""
+    if device.type != "cuda" or requested == "fp32":
+        return Precision()
+    if bf16_supported is None:
+        bf16_supported = torch.cuda.is_bf16_supported()
+    if requested == "bf16" and not bf16_supported:
+        raise ValueError(f"optim.precision bf16: {device} does not support bfloat16; use auto or fp16")
+    if requested in ("auto", "bf16") and bf16_supported:
+        return Precision(torch.bfloat16)
+    return Precision(torch.float16, scaler=True)
+
+
+def device_batches(adapter: Adapter, items: list[Item], order: Iterable[list[int]],
+                   device: torch.device) -> Iterator[Batch]:
+    """The batches of ``order`` on ``device``. CPU: collated in line. CUDA: collated and pinned by a
+    background thread ``PREFETCH_BATCHES`` ahead, copied without blocking."""
+    collated = (adapter.collate([items[i] for i in idx]) for idx in order)
+    if device.type != "cuda":
+        yield from collated
+        return
+    for batch in _prefetched((batch.pinned() for batch in collated), PREFETCH_BATCHES):
+        yield batch.to(device)
+
+
+def _prefetched(source: Iterator, depth: int) -> Iterator:
+    """``source``'s items, produced by a background thread up to ``depth`` ahead; an exception there
+    is raised here, and the thread stops when the consumer does."""
+    ready: queue.Queue = queue.Queue(maxsize=depth)
+    stop = threading.Event()
+    done = object()
+
+    def produce() -> None:
+        try:
+            for item in source:
+                while not stop.is_set():
+                    with contextlib.suppress(queue.Full):
+                        ready.put(item, timeout=0.1)
+                        break
+                if stop.is_set():
+                    return
+            ready.put(done)
+        except BaseException as exc:  # handed to the consumer, which raises it
+            ready.put(exc)
+
+    worker = threading.Thread(target=produce, name="batch-prefetch", daemon=True)
+    worker.start()
+    try:
+        while (item := ready.get()) is not done:
+            if isinstance(item, BaseException):
+                raise item
+            yield item
+    finally:
+        stop.set()
+        worker.join()
 
 
 @dataclass
@@ -133,13 +224,15 @@ def length_batches(items: list[Item], batch_size: int, rng: np.random.Generator 
 
 
 def predict_proba(module: torch.nn.Module, adapter: Adapter, items: list[Item], n_rows: int,
-                  batch_size: int, device: torch.device, desc: str = "predict") -> np.ndarray:
+                  batch_size: int, device: torch.device, desc: str = "predict",
+                  precision: Precision = Precision()) -> np.ndarray:
     """P(cite-worthy) for every sentence, in the flattened record order."""
     scores = np.full(n_rows, np.nan)
     module.eval()
-    with torch.inference_mode():
-        for idx in tqdm(length_batches(items, batch_size, None), desc=desc, leave=False, unit="batch"):
-            batch = adapter.collate([items[i] for i in idx]).to(device)
+    order = length_batches(items, batch_size, None)
+    with torch.inference_mode(), precision.autocast(device):
+        for batch in tqdm(device_batches(adapter, items, order, device), total=len(order), desc=desc,
+                          leave=False, unit="batch", disable=None):  # None: a terminal only
             probs = torch.softmax(logits_of(module, batch).float(), dim=-1)[:, 1]
             scores[batch.index.numpy()] = probs.cpu().numpy()
     missing = int(np.isnan(scores).sum())
@@ -153,8 +246,9 @@ class DevSet:
     items: list[Item]
     labels: np.ndarray
 
-    def f1(self, module, adapter, batch_size, device) -> float:
-        scores = predict_proba(module, adapter, self.items, len(self.labels), batch_size, device, "dev")
+    def f1(self, module, adapter, batch_size, device, precision: Precision = Precision()) -> float:
+        scores = predict_proba(module, adapter, self.items, len(self.labels), batch_size, device, "dev",
+                               precision)
         return prf(self.labels, (scores >= THRESHOLD).astype(np.int64))["f1"]
 
 
@@ -175,6 +269,7 @@ def fit(module: torch.nn.Module, adapter: Adapter, train_items: list[Item], dev:
         live_dir: Path | None = None, desc: str = "train") -> list[dict]:
     """Train ``module`` in place; on return it holds the best-on-dev weights. Returns the eval history."""
     device = resolve_device(optim.device)
+    precision = precision_for(device, optim.precision)
     module.to(device)
     torch.manual_seed(seed)
     batches_per_epoch = math.ceil(len(train_items) / optim.batch_size)
@@ -183,16 +278,17 @@ def fit(module: torch.nn.Module, adapter: Adapter, train_items: list[Item], dev:
     if optim.max_steps:
         total_steps = min(total_steps, optim.max_steps)
     optimizer, scheduler = optimizer_and_schedule(module, optim, total_steps)
+    scaler = torch.amp.GradScaler(device.type) if precision.scaler else None
     weights = torch.tensor(class_weights, dtype=torch.float32, device=device)
     checkpoints = Checkpoints(checkpoint_dir, _fingerprint(module, optim, seed, train_items)) \
         if checkpoint_dir else None
     state = LoopState()
     best_state = None
     if checkpoints:
-        state, best_state = checkpoints.restore(module, optimizer, scheduler, device)
+        state, best_state = checkpoints.restore(module, optimizer, scheduler, device, scaler)
     with _live(live_dir, resume=state.step > 0) as live:
         trainer = _Trainer(module, adapter, train_items, dev, optim, seed, optimizer, scheduler, weights,
-                           device, state, best_state, checkpoints, live, total_steps, desc)
+                           device, state, best_state, checkpoints, live, total_steps, desc, precision, scaler)
         trainer.run()
     if trainer.best_state is not None and state.best_step != state.step:
         module.load_state_dict(trainer.best_state)  # back to the best-on-dev weights
@@ -221,7 +317,9 @@ class _Trainer:
     live: Any
     total_steps: int
     desc: str
-    loss_sum: float = 0.0
+    precision: Precision = Precision()
+    scaler: torch.amp.GradScaler | None = None
+    loss_sum: float | torch.Tensor = 0.0  # float64 on the device: summed without a sync per batch
     loss_batches: int = 0
 
     def run(self) -> None:
@@ -232,33 +330,48 @@ class _Trainer:
             bar = tqdm(total=len(order), initial=state.batch_in_epoch, unit="batch",
                        desc=f"{self.desc} epoch {state.epoch + 1}/{optim.epochs}")
             self.module.train()
-            for b in range(state.batch_in_epoch, len(order)):
-                self._accumulate(order[b])
+            first = state.batch_in_epoch
+            batches = device_batches(self.adapter, self.items, order[first:], self.device)
+            for b, batch in enumerate(batches, start=first):
+                self._accumulate(batch)
                 state.batch_in_epoch = b + 1
                 bar.update(1)
                 last = b + 1 == len(order)
                 if state.batch_in_epoch % optim.grad_accum == 0 or last:
                     self._optimizer_step()
-                    bar.set_postfix(loss=f"{self.loss_sum / max(self.loss_batches, 1):.4f}", refresh=False)
+                    if state.step % POSTFIX_EVERY == 0:
+                        bar.set_postfix(loss=f"{self._mean_loss():.4f}", refresh=False)
                     if self._after_step(epoch_end=last) or state.step >= self.total_steps:
                         break
+            batches.close()  # ends a CUDA prefetch thread when the epoch stops early
             bar.close()
             if state.batch_in_epoch >= len(order):
                 state.epoch, state.batch_in_epoch = state.epoch + 1, 0
         if not state.history or state.history[-1]["step"] != state.step:
             self._evaluate()  # the last weights are always evaluated (also when max_steps cut the run)
 
-    def _accumulate(self, idx: list[int]) -> None:
-        batch = self.adapter.collate([self.items[i] for i in idx]).to(self.device)
-        loss = weighted_loss(logits_of(self.module, batch), batch.labels, batch.weights, self.class_weights)
-        (loss / self.optim.grad_accum).backward()
-        self.loss_sum += float(loss.detach())
+    def _accumulate(self, batch: Batch) -> None:
+        with self.precision.autocast(self.device):
+            loss = weighted_loss(logits_of(self.module, batch), batch.labels, batch.weights,
+                                 self.class_weights)
+        scaled = loss / self.optim.grad_accum
+        (self.scaler.scale(scaled) if self.scaler else scaled).backward()
+        self.loss_sum = self.loss_sum + loss.detach().double()
         self.loss_batches += 1
 
+    def _mean_loss(self) -> float:
+        return float(self.loss_sum) / max(self.loss_batches, 1)
+
     def _optimizer_step(self) -> None:
+        if self.scaler:
+            self.scaler.unscale_(self.optimizer)  # clip the true gradients
         if self.optim.max_grad_norm:
             torch.nn.utils.clip_grad_norm_(self.module.parameters(), self.optim.max_grad_norm)
-        self.optimizer.step()
+        if self.scaler:
+            self.scaler.step(self.optimizer)  # skipped when fp16 gradients overflowed
+            self.scaler.update()
+        else:
+            self.optimizer.step()
         self.scheduler.step()
         self.optimizer.zero_grad(set_to_none=True)
         self.state.step += 1
@@ -270,16 +383,17 @@ class _Trainer:
         if due or step >= self.total_steps:
             self._evaluate()
         elif self.checkpoints and optim.checkpoint_every and step % optim.checkpoint_every == 0:
-            self.checkpoints.save(self.module, self.optimizer, self.scheduler, self.state, None)
+            self.checkpoints.save(self.module, self.optimizer, self.scheduler, self.state, None, self.scaler)
         return self.state.stopped
 
     def _evaluate(self) -> None:
         state = self.state
-        train_loss = self.loss_sum / max(self.loss_batches, 1)
+        train_loss = self._mean_loss()
         self.loss_sum, self.loss_batches = 0.0, 0
         f1 = None
         if self.dev:
-            f1 = self.dev.f1(self.module, self.adapter, self.optim.eval_batch_size, self.device)
+            f1 = self.dev.f1(self.module, self.adapter, self.optim.eval_batch_size, self.device,
+                             self.precision)
         self.module.train()
         improved = f1 is not None and f1 > state.best_f1
         if improved:
@@ -298,7 +412,7 @@ class _Trainer:
         self._log_live(entry)
         if self.checkpoints:
             self.checkpoints.save(self.module, self.optimizer, self.scheduler, state,
-                                  self.best_state if improved else None)
+                                  self.best_state if improved else None, self.scaler)
 
     def _log_live(self, entry: dict) -> None:
         if self.live is None:
@@ -378,17 +492,20 @@ class Checkpoints:
     def __init__(self, directory: Path, fingerprint: str):
         self.directory, self.fingerprint = Path(directory), fingerprint
 
-    def save(self, module, optimizer, scheduler, state: LoopState, best_state: dict | None) -> None:
+    def save(self, module, optimizer, scheduler, state: LoopState, best_state: dict | None,
+             scaler: torch.amp.GradScaler | None = None) -> None:
         if best_state is not None:
             with atomic_write(self.directory / "best.pt", "wb") as handle:
                 torch.save(best_state, handle)
         payload = {"fingerprint": self.fingerprint, "module": module.state_dict(),
                    "optimizer": optimizer.state_dict(), "scheduler": scheduler.state_dict(),
-                   "state": state.__dict__, "torch_rng": torch.get_rng_state()}
+                   "state": state.__dict__, "torch_rng": torch.get_rng_state(),
+                   "scaler": scaler.state_dict() if scaler else None}
         with atomic_write(self.directory / "last.pt", "wb") as handle:
             torch.save(payload, handle)
 
-    def restore(self, module, optimizer, scheduler, device) -> tuple[LoopState, dict | None]:
+    def restore(self, module, optimizer, scheduler, device,
+                scaler: torch.amp.GradScaler | None = None) -> tuple[LoopState, dict | None]:
         last = self.directory / "last.pt"
         if not last.exists():
             return LoopState(), None
@@ -399,6 +516,8 @@ class Checkpoints:
         module.load_state_dict(payload["module"])
         optimizer.load_state_dict(payload["optimizer"])
         scheduler.load_state_dict(payload["scheduler"])
+        if scaler and payload.get("scaler"):
+            scaler.load_state_dict(payload["scaler"])
         torch.set_rng_state(payload["torch_rng"])
         best = self.directory / "best.pt"
         best_state = torch.load(best, map_location="cpu", weights_only=True) if best.exists() else None

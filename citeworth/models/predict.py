@@ -18,13 +18,12 @@ from pathlib import Path
 from tqdm.auto import tqdm
 
 from citeworth.core.io import JsonInputError, atomic_write, dumps, parse_json
-from citeworth.core.schema import NOT_CITE_WORTHY
 from citeworth.curate.config import CurationConfig
 from citeworth.models.evaluation import THRESHOLD
+from citeworth.models.scoring import load_model, score_paragraphs
 
 log = logging.getLogger(__name__)
 DEFAULT_MODEL = Path("models/context")
-CHUNK = 256  # paragraphs scored together: batches stay full, memory stays flat on big inputs
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -59,7 +58,7 @@ def main(argv: list[str] | None = None) -> int:
     if not args.inputs and not args.text:
         _parser().error("give --text or at least one FILE (- for stdin)")
     try:
-        model = _load_model(args.model, args.batch_size)
+        model = load_model(args.model, args.batch_size)
         paragraphs = iter_paragraphs(args.text, args.inputs)
         if args.out:
             with atomic_write(args.out) as handle:
@@ -71,18 +70,6 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     log.info("scored %d sentences with %s", count, args.model)
     return 0
-
-
-def _load_model(directory: Path, batch_size: int | None):
-    from citeworth.models.base import load_trained
-
-    if not directory.exists():
-        raise FileNotFoundError(f"no trained model at {directory}: run `citeworth run train` "
-                                f"(or -S 'models=[{directory.name}]') first, or pass --model")
-    model = load_trained(directory)
-    if batch_size and model.spec.optim is not None:
-        model.spec.optim.eval_batch_size = batch_size
-    return model
 
 
 def iter_paragraphs(texts: list[str], paths: list[Path]) -> Iterator[dict]:
@@ -158,39 +145,15 @@ def _split(source: str, located: list[tuple[str, str]]) -> Iterator[dict]:
 
 def write_scores(model, paragraphs: Iterable[dict], handle, threshold: float) -> int:
     """Score paragraphs in chunks and write one JSON line per sentence; returns the sentence count."""
-    count, index = 0, 0
-    bar = tqdm(unit="paragraph", desc="predict")
-    for chunk in _chunks(paragraphs, CHUNK):
-        scores = model.predict_proba([_labelled(record) for record in chunk])
-        position = 0
-        for record in chunk:
-            for j, sample in enumerate(record["samples"]):
-                score = float(scores[position])
-                position += 1
-                line = {"paragraph": index, "sentence": j, "text": sample["text"], "score": round(score, 6),
-                        "cite_worthy": score >= threshold}
+    count = 0
+    with tqdm(unit="paragraph", desc="predict") as bar:
+        for index, (record, scores) in enumerate(score_paragraphs(model, paragraphs)):
+            for j, (sample, score) in enumerate(zip(record["samples"], scores, strict=True)):
+                line = {"paragraph": index, "sentence": j, "text": sample["text"],
+                        "score": round(float(score), 6), "cite_worthy": bool(score >= threshold)}
                 if "label" in sample:  # dataset records: keep the gold label beside the prediction
                     line["label"] = sample["label"]
                 handle.write(dumps(line) + "\n")
-            index += 1
-        count += position
-        bar.update(len(chunk))
-    bar.close()
+            count += len(scores)
+            bar.update(1)
     return count
-
-
-def _labelled(record: dict) -> dict:
-    """The record with a placeholder label where a sample has none (models read labels, unused here)."""
-    samples = [{"label": NOT_CITE_WORTHY, **sample} for sample in record["samples"]]
-    return {**record, "samples": samples}
-
-
-def _chunks(items: Iterable[dict], size: int) -> Iterator[list[dict]]:
-    chunk: list[dict] = []
-    for item in items:
-        chunk.append(item)
-        if len(chunk) == size:
-            yield chunk
-            chunk = []
-    if chunk:
-        yield chunk

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from citeworth.core.params import ParamsError
 
 KINDS = ("tfidf_lr", "crnn", "transformer", "sentence", "context")
+PRECISIONS = ("auto", "bf16", "fp16", "fp32")
 # Which kind-specific sections each kind reads (``optim`` is read by every torch model).
 SECTIONS = {
     "tfidf_lr": {"tfidf"},
@@ -41,6 +42,13 @@ class OptimParams:
     checkpoint_every: int = 200  # optimizer steps between resumable checkpoints (and at every eval)
     eval_batch_size: int = 32
     device: str = "auto"  # auto | cpu | cuda | cuda:N
+    # CUDA only (a CPU trains in fp32): auto = bf16 autocast where the GPU supports it, else fp16
+    # autocast with a gradient scaler; or bf16 | fp16 | fp32.
+    precision: str = "auto"
+
+    def __post_init__(self) -> None:
+        if self.precision not in PRECISIONS:
+            raise ParamsError(f"optim.precision is {self.precision!r}; choose one of {', '.join(PRECISIONS)}")
 
 
 @dataclass

@@ -20,13 +20,14 @@ class TorchModel(TrainedModel):
         super().__init__(spec)
         self.module, self.adapter, self.tokenizer = module, adapter, tokenizer
         self.device = loop.resolve_device(spec.optim.device)
+        self.precision = loop.precision_for(self.device, spec.optim.precision)
         self.module.to(self.device)
 
     def predict_proba(self, records: list[dict]) -> np.ndarray:
         n_rows = len(data.sentences(records))
         items = self.adapter.items(records)
         return loop.predict_proba(self.module, self.adapter, items, n_rows, self.spec.optim.eval_batch_size,
-                                  self.device, desc=f"score {self.spec.name}")
+                                  self.device, desc=f"score {self.spec.name}", precision=self.precision)
 
     def save_files(self, directory: Path) -> None:
         self.tokenizer.save_pretrained(directory)

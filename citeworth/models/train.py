@@ -6,9 +6,11 @@ stage writes, per model (so a DVC matrix cell running
 
 - ``models/<name>/``: the best-on-dev seed's model (``save_pretrained`` + tokenizer for transformer
   models) with a model card (data version, params, metrics) and ``citeworth_model.json``;
-- ``metrics/models/<name>.json``: test P/R/F1 of the cite-worthy class, mean ± std over seeds,
-  per field, per seed, dev F1, runtime;
-- ``plots/models/<name>/``: ``pr_curve.csv``, ``confusion.csv`` (DVC plots) and the DVCLive logs;
+- ``metrics/models/<name>.json``: test P/R/F1 of the cite-worthy class, ROC AUC and PR AUC, mean ±
+  std over seeds, a bootstrap 95% interval of F1 over the test sentences (``f1_ci``), the number of
+  test sentences, per field, per seed, dev F1, runtime;
+- ``plots/models/<name>/``: ``pr_curve.csv``, ``confusion.csv`` and ``learning_curve.csv`` (dev F1
+  against optimizer steps, every seed; DVC plots) and the DVCLive logs;
 - ``reports/models/<name>/saliency.md``: InputXGradient for the most / least confident sentences.
 """
 
@@ -30,7 +32,14 @@ from citeworth.core.schema import CITE_WORTHY, NOT_CITE_WORTHY, SPLITS
 from citeworth.core.threads import torch_threads
 from citeworth.models import data
 from citeworth.models.base import TrainedModel
-from citeworth.models.evaluation import THRESHOLD, aggregate_seeds, mean_std, pr_curve_rows
+from citeworth.models.evaluation import (
+    TEST_KEYS,
+    THRESHOLD,
+    aggregate_seeds,
+    bootstrap_f1_interval,
+    mean_std,
+    pr_curve_rows,
+)
 from citeworth.models.fitting import evaluate, fit_model, metrics_for, model_spec
 from citeworth.models.spec import ModelSpec
 
@@ -82,15 +91,17 @@ def train(params: TrainParams) -> dict:
 
 
 def _train_model(spec: ModelSpec, splits: dict, params: TrainParams, version: str) -> dict:
-    runs, best = [], None
+    runs, seed_scores, best = [], [], None
     for seed in params.seeds:
         run, trained, test_scores = _run_seed(spec, splits, params, seed)
         runs.append(run)
+        seed_scores.append(test_scores)
         if best is None or run["dev"]["f1"] > best[0]["dev"]["f1"]:  # keep only the best-on-dev seed
             best = (run, trained, test_scores)
     best_run, trained, test_scores = best
     metrics = _model_metrics(spec, runs, best_run, trained, version)
-    _write_plots(spec, splits["test"], test_scores, params)
+    metrics["test"]["f1_ci"] = bootstrap_f1_interval(data.labels(splits["test"]), seed_scores)
+    _write_plots(spec, splits["test"], test_scores, runs, params)
     saliency = _write_saliency(spec, trained, splits["test"], test_scores, params)
     card = model_card(spec, metrics, version, params)
     trained.save(params.models_dir / spec.name, extra={"data_version": version, "metrics": metrics["test"]},
@@ -98,8 +109,9 @@ def _train_model(spec: ModelSpec, splits: dict, params: TrainParams, version: st
     metrics["saliency_report"] = saliency
     write_json(params.metrics_dir / f"{spec.name}.json", metrics)
     test = metrics["test"]
-    log.info("%s: test P %.4f R %.4f F1 %.4f ± %.4f over %d seed(s)", spec.name, test["precision"]["mean"],
-             test["recall"]["mean"], test["f1"]["mean"], test["f1"]["std"], len(runs))
+    log.info("%s: test P %.4f R %.4f F1 %.4f ± %.4f (95%% CI %s) over %d seed(s), %d test sentences",
+             spec.name, test["precision"]["mean"], test["recall"]["mean"], test["f1"]["mean"],
+             test["f1"]["std"], test["f1_ci"], len(runs), test["sentences"])
     return {"f1": round(test["f1"]["mean"], 4), "f1_std": round(test["f1"]["std"], 4), "seeds": len(runs)}
 
 
@@ -126,7 +138,7 @@ def _model_metrics(spec: ModelSpec, runs: list[dict], best_run: dict, trained: T
         "model": spec.name, "label": spec.label or spec.name, "kind": spec.kind,
         "encoder": spec.encoder if spec.kind in ("sentence", "context") else None,
         "data_version": version, "n_parameters": trained.n_parameters, "saved_seed": best_run["seed"],
-        "test": aggregate_seeds([r["test"] for r in runs]),
+        "test": {**aggregate_seeds([r["test"] for r in runs], TEST_KEYS), "sentences": best_run["test"]["n"]},
         "dev": aggregate_seeds([r["dev"] for r in runs]),
         "runtime_seconds": mean_std([r["train_seconds"] for r in runs]),
         "per_field": per_field,
@@ -134,9 +146,14 @@ def _model_metrics(spec: ModelSpec, runs: list[dict], best_run: dict, trained: T
     }
 
 
-def _write_plots(spec: ModelSpec, test: list[dict], scores: np.ndarray, params: TrainParams) -> None:
-    """The saved model's test PR curve and per-sentence (actual, predicted) for DVC's confusion plot."""
+def _write_plots(spec: ModelSpec, test: list[dict], scores: np.ndarray, runs: list[dict],
+                 params: TrainParams) -> None:
+    """The saved model's test PR curve, per-sentence (actual, predicted) for DVC's confusion plot,
+    and every seed's learning curve (dev F1 at each evaluation; none for models fitted in one go)."""
     out = params.plots_dir / spec.name
+    curve = [{"seed": run["seed"], "step": entry["step"], "dev_f1": entry["dev_f1"],
+              "train_loss": entry["train_loss"]} for run in runs for entry in run["history"]]
+    write_text(out / "learning_curve.csv", _csv(["seed", "step", "dev_f1", "train_loss"], curve))
     y = data.labels(test)
     rows = pr_curve_rows(y, scores)
     write_text(out / "pr_curve.csv", _csv(["threshold", "precision", "recall"], rows))

@@ -18,7 +18,7 @@ from ruamel.yaml import YAML
 from ruamel.yaml.comments import CommentedBase, CommentedMap, CommentedSeq
 
 from citeworth.core.io import write_text
-from citeworth.core.params import ParamsError, build
+from citeworth.core.params import ParamsError, build, resolve_references
 from citeworth.stages import params_class, stage_function
 
 log = logging.getLogger(__name__)
@@ -68,9 +68,11 @@ def apply_params(project: Path, updates: dict[str, dict[str, Any]]) -> dict[str,
         for key, value in values.items():
             _assign(document[section], key, value)
     edited = round_trip(document)
-    changed = _changed(yaml.safe_load(text) or {}, yaml.safe_load(edited) or {})
+    result = yaml.safe_load(edited) or {}
+    changed = _changed(yaml.safe_load(text) or {}, result)
     for section in changed:
-        build(params_class(stage_function(section)), yaml.safe_load(edited)[section] or {}, where=section)
+        values = resolve_references(result[section] or {}, result, section)
+        build(params_class(stage_function(section)), values, where=section)
     if changed:
         write_text(path, edited)
         log.info("params.yaml updated: %s", changed)

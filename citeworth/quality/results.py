@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+import logging
 import math
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
+from citeworth.core.errors import StageFailed
 from citeworth.quality.suites import CRITICAL
 from citeworth.quality.tables import Table
+
+log = logging.getLogger(__name__)
 
 EXAMPLE_CHARS = 160  # long sentences are cut in messages; the Data Docs show them whole
 _COLUMN_KWARGS = ("column", "column_A", "column_B", "column_list")
@@ -68,6 +73,17 @@ class Outcome:
                 head += f" ({self.unexpected_percent:.3g}%)"
         lines = [head] + [f"    e.g. {_example_text(example)}" for example in self.examples]
         return "\n".join(lines)
+
+
+def enforce(found: list[Outcome], site_dir: Path) -> None:
+    """Log each failed soft expectation; raise ``StageFailed`` naming every failed critical one."""
+    for outcome in found:
+        if not outcome.success and not outcome.critical:
+            log.warning("soft expectation failed: %s", outcome.describe())
+    critical = [o for o in found if not o.success and o.critical]
+    if critical:
+        head = f"{len(critical)} critical expectation(s) failed (Data Docs: {site_dir}/index.html):"
+        raise StageFailed("\n".join([head, *(o.describe() for o in critical)]))
 
 
 def outcomes(table: Table, suite: str, validation: Any, examples: int) -> list[Outcome]:

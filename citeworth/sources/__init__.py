@@ -33,6 +33,7 @@ from __future__ import annotations
 import dataclasses
 import glob as globbing
 import hashlib
+import logging
 import os
 import re
 from collections import Counter, defaultdict
@@ -46,6 +47,7 @@ from citeworth.sources.latex import files as latex_files
 from citeworth.sources.latex import reader as latex_reader
 
 __all__ = ["BadRecord", "InputSpec", "READERS", "Shard", "discover_shards", "input_shards", "read_shard"]
+log = logging.getLogger(__name__)
 
 READERS: dict[str, Callable[[Shard], Iterator[Paper | BadRecord]]] = {
     "unarxive": unarxive.read,
@@ -62,12 +64,6 @@ _LEGACY_NAME = re.compile(r"^(metadata|pdf_parses)_(.+?)\.jsonl(?:\.gz)?$")
 _RELEASE_DIR = re.compile(r"^(\d{4}-\d{2}-\d{2}|\d{8})")
 
 
-def input_shards(specs: Iterable[InputSpec]) -> list[Shard]:
-    """The shards of every params.yaml input entry, in the entries' order."""
-    return [shard for spec in specs
-            for shard in discover_shards(spec.reader, spec.glob, spec.metadata, spec.release)]
-
-
 def discover_shards(
     reader: str, glob: str, metadata: str | None = None, release: str | None = None
 ) -> list[Shard]:
@@ -80,6 +76,17 @@ def discover_shards(
                                 "has the download stage run?")
     shards = _unique_names(_DISCOVER[reader](files, metadata, release))
     return sorted(shards, key=lambda shard: shard.name)
+
+
+def input_shards(inputs: Iterable[InputSpec]) -> list[Shard]:
+    """The shards of every input, in order; an ``optional`` input that matches no file has none."""
+    shards = []
+    for spec in inputs:
+        if spec.optional and not _matches(spec.glob, folders=spec.reader == "arxiv_latex"):
+            log.info("%s: no files match %r; the input is optional, so it is skipped", spec.reader, spec.glob)
+            continue
+        shards += discover_shards(spec.reader, spec.glob, spec.metadata, spec.release)
+    return shards
 
 
 def read_shard(shard: Shard) -> Iterator[Paper | BadRecord]:

@@ -32,6 +32,9 @@ class InputSpec:
     glob: str  # files (relative to the project root) this reader reads; shards are made from them
     metadata: str | None = None  # separate metadata file (fields of study, filter facts)
     release: str | None = None  # source release recorded as provenance (default: the reader's guess)
+    # The files may be absent from a release (the demo's PLOS articles are not in demo-v1): a glob
+    # that matches nothing then gives no shards instead of an error.
+    optional: bool = False
 
 
 @dataclass(frozen=True)

@@ -9,7 +9,14 @@ how the text and spans are built). The bibliography is the ``<ref-list>`` (with 
 ``pub-id``s); citations without a ``rid`` and ranges over two ``<xref>``s are resolved by
 core/anchors.py. The front matter gives the abstract, authors and article ids.
 
-Fields of study: JATS has no MAG fields, so ``pmc_fields`` maps the article's broad subjects
+Fields of study, PLOS articles (a PLOS journal, or PLOS's ``Discipline`` subject groups): the
+source's own list -- the PLOS subject taxonomy's paths, e.g. "Biology and life sciences/Neuroscience/
+Brain mapping", of the newest taxonomy version the article carries (``Discipline-v3``, then
+``-v2``, then the flat v1 ``Discipline`` terms) -- with ``field_scheme`` "plos"; the curation maps
+them to one CiteWorth field (curate/fields.py). An article with no subject terms has an empty list
+(its journal may still decide).
+
+Fields of study, other articles: JATS has no MAG fields, so ``pmc_fields`` maps the article's broad subjects
 (the top-level ``<subject>``s of ``<article-categories>``: the PMC heading, PLOS disciplines) to
 CiteWorth fields by a small word list (``FIELD_WORDS``), and when none maps, the journal title
 (e.g. "BMC Microbiology" -> Biology, "Annals of Oncology" -> Medicine). A term that names two
@@ -47,6 +54,9 @@ from citeworth.sources.markup import (
 from citeworth.sources.spans import CITE, make_paragraph
 
 FIELD_SCHEME = "pmc"
+PLOS_SCHEME = "plos"
+# PLOS's subject-group types, newest taxonomy first; an article is indexed with the first it has.
+PLOS_TAXONOMIES = ("Discipline-v3", "Discipline-v2", "Discipline")
 
 # Word stems (at a word start, case-insensitive) that name a CiteWorth field in a PMC subject or
 # journal title. MAG files veterinary science, epidemiology and public health under Medicine.
@@ -95,17 +105,18 @@ def paper_from_jats(article: ET.Element, path: str, shard: Shard) -> Paper:
     paragraphs = resolve_citations(list(_paragraphs(body, paper_id)) if body is not None else [], bib_entries)
     abstract = " ".join(text for a in meta.findall("abstract") if (text := paragraphs_text(a)))
     journal_title = text_of(journal.find(".//journal-title")) if journal is not None else ""
+    scheme, fields = _fields_of_study(meta, journal_title)
     return Paper(
         paper_id=paper_id,
         title=one_line(text_of(meta.find("title-group/article-title"))),
-        fields_of_study=pmc_fields(_subjects(meta), journal_title),
+        fields_of_study=fields,
         paragraphs=paragraphs,
         bib_entries=bib_entries,
         source=shard.reader,
         release=shard.release,
         shard=shard.name,
         metadata=paper_metadata(
-            field_scheme=FIELD_SCHEME,
+            field_scheme=scheme,
             has_abstract=bool(abstract),
             has_body_text=bool(paragraphs),
             has_bib_entries=bool(bib_entries),
@@ -118,6 +129,28 @@ def paper_from_jats(article: ET.Element, path: str, shard: Shard) -> Paper:
         abstract=abstract or None,
         authors=tuple(_names(meta.findall("contrib-group/contrib[@contrib-type='author']/name"))),
     )
+
+
+def _fields_of_study(meta: ET.Element, journal_title: str) -> tuple[str, tuple[str, ...]]:
+    """``(field_scheme, fields)``: PLOS taxonomy paths for a PLOS article, else mapped PMC fields."""
+    groups = meta.findall("article-categories/subj-group")
+    for taxonomy in PLOS_TAXONOMIES:
+        chosen = [group for group in groups if group.get("subj-group-type") == taxonomy]
+        if chosen:
+            return PLOS_SCHEME, unique(path for group in chosen for path in plos_paths(group))
+    if journal_title.lower().startswith("plos"):
+        return PLOS_SCHEME, ()
+    return FIELD_SCHEME, pmc_fields(_subjects(meta), journal_title)
+
+
+def plos_paths(group: ET.Element, above: tuple[str, ...] = ()) -> list[str]:
+    """Root-to-leaf paths ("A/B/C") of a (nested) PLOS subject group."""
+    nested = group.findall("subj-group")
+    paths = []
+    for subject in group.findall("subject"):
+        path = (*above, text_of(subject))
+        paths += [p for child in nested for p in plos_paths(child, path)] if nested else ["/".join(path)]
+    return paths
 
 
 def pmc_fields(subjects: list[str], journal_title: str) -> tuple[str, ...]:

@@ -26,7 +26,7 @@ from citeworth.orchestration.versioning import DATASET_STAGES, MODEL_STAGES
 
 pytestmark = pytest.mark.slow
 
-TAG = "data/demo/demo-v1"
+TAG = "data/demo/demo-v2"
 # The models DAG on a budget: one model, a TF-IDF domain matrix, one transfer variant on a sliver of
 # one downstream task. Every value goes through the trigger form into params.yaml.
 TINY_MODELS = {
@@ -39,11 +39,12 @@ TINY_MODELS = {
             "variants": ["Cite"],
             "pretrain": {"max_sentences": 32, "max_dev_sentences": 16, "max_length": 32,
                          "optim": {"batch_size": 16, "epochs": 1, "lr": 0.0001, "warmup_steps": 1}},
-            "downstream": {"data_root": "raw/demo/demo-v1/github/allenai/scibert/data", "seeds": [1],
+            "downstream": {"data_root": "raw/demo/demo-v2/github/allenai/scibert/data", "seeds": [1],
                            "tasks": [{"name": "sci-cite", "max_train": 32, "max_dev": 16, "max_test": 32}],
                            "finetune": {"max_length": 32, "optim": {"batch_size": 16, "epochs": 1,
                                                                      "lr": 0.0001, "warmup_steps": 1}}},
         },
+        "silver": {"model": {"hidden": 16, "optim": {"batch_size": 32, "epochs": 1, "max_steps": 2}}},
     },
 }
 # Runs one DAG with dag.test() and prints its task states (retries off: a failure shows at once).
@@ -127,6 +128,8 @@ def test_models_dag_trains_and_reports_on_tiny_params(versioned):
     assert "tfidf_lr" in json.loads((workspace / "metrics" / "models.json").read_text())
     assert json.loads((workspace / "metrics" / "domains.json").read_text())
     assert json.loads((workspace / "metrics" / "transfer.json").read_text())
+    silver = json.loads((workspace / "reports" / "silver" / "metrics.json").read_text())
+    assert silver["counts"]["citing_sentences_linked"] == 1  # SciPy 1.0 -> SymPy
     assert json.loads(dvc(workspace, "status", "--json", *MODEL_STAGES).stdout or "{}") == {}
     assert git(workspace, "status", "--porcelain", "--", "dvc.lock", "metrics/models.json") == ""  # committed
 
@@ -281,7 +284,7 @@ def test_standalone_trigger_through_the_rest_api_builds_and_versions_the_dataset
     for split in ("train", "dev", "test"):
         assert (workspace / "data" / "citeworth" / f"{split}.jsonl").stat().st_size > 0
     assert json.loads((workspace / "reports" / "quality" / "summary.json").read_text())["success"] is True
-    assert (workspace / "raw" / "demo" / "demo-v1" / "MANIFEST.json").is_file()
+    assert (workspace / "raw" / "demo" / "demo-v2" / "MANIFEST.json").is_file()
     assert git(workspace, "tag", "--list", TAG) == TAG
     assert json.loads(dvc(workspace, "status", "--json", *DATASET_STAGES).stdout or "{}") == {}
     # DVC re-deriving the dataset from Airflow's curated shards writes the very same bytes.
@@ -293,7 +296,7 @@ def test_standalone_trigger_through_the_rest_api_builds_and_versions_the_dataset
     # The dataset asset announces the version to the models DAG.
     [event] = airflow.api("GET", "/assets/events")["asset_events"]
     assert event["name"] == "citeworth_dataset" and event["source_run_id"] == run_id
-    assert event["extra"]["tag"] == TAG and event["extra"]["release"] == "demo-v1"
+    assert event["extra"]["tag"] == TAG and event["extra"]["release"] == "demo-v2"
 
     # The results page of the plugin shows the new version, to logged-in users only.
     _assert_results_need_a_login(airflow)

@@ -5,8 +5,11 @@ session in a project folder, with CITEWORTH_MIRROR pointing at the mirror."""
 
 from __future__ import annotations
 
+import contextlib
+import dataclasses
 import hashlib
 import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -22,7 +25,7 @@ UNARXIVE = "github/IllDepence/unarXive/doc/unarXive_data_sample"
 @pytest.fixture(scope="module")
 def demo_dir(demo_project) -> Path:
     """The demo downloaded by `citeworth run download` in a project (the shared session fixture)."""
-    return demo_project / "raw" / "demo" / "demo-v1"
+    return demo_project / "raw" / "demo" / "demo-v2"
 
 
 def files_under(folder: Path) -> dict[str, int]:
@@ -41,7 +44,7 @@ def test_the_demo_lands_where_curation_looks_for_it(demo_dir):
 
 def test_the_manifest_lists_every_file_sorted_with_checksums(demo_dir):
     manifest = json.loads((demo_dir / "MANIFEST.json").read_text())
-    assert (manifest["source"], manifest["release"]) == ("demo", "demo-v1")
+    assert (manifest["source"], manifest["release"]) == ("demo", "demo-v2")
     names = [f["file"] for f in manifest["files"]]
     assert names == sorted(names)
     on_disk = set(files_under(demo_dir)) - {"MANIFEST.json"}
@@ -71,7 +74,7 @@ def test_a_second_run_is_a_no_op(demo_dir):
 
 def test_a_damaged_file_or_unpacked_member_is_restored(mirror, tmp_path):
     download(DownloadParams(out_dir=tmp_path, include=["github/IllDepence/*"]))
-    release = tmp_path / "demo" / "demo-v1"
+    release = tmp_path / "demo" / "demo-v2"
     manifest = (release / "MANIFEST.json").read_bytes()
     (release / "github/IllDepence/unarXive/doc/data_format.md").write_text("damaged")
     (release / UNARXIVE / "README").unlink()
@@ -92,3 +95,23 @@ def test_a_release_name_cannot_escape_the_output_folder(tmp_path):
     (tmp_path / "urls.txt").write_text("https://example.org/a/metadata_0.jsonl.gz\n")
     with pytest.raises(StageFailed, match="cannot name a folder"):
         download(params)
+
+
+def test_an_older_release_lacks_the_optional_inputs_and_that_is_no_error(mirror, tmp_path):
+    """demo-v1 has no PLOS or LaTeX papers: with download.release set to it, every stage's shards
+    are those of the files it holds."""
+    from citeworth.curate.stage import shards
+    from citeworth.orchestration import params_file
+    from citeworth.stages import stage_params
+
+    shutil.copy(Path(__file__).resolve().parents[2] / "params.yaml", tmp_path / "params.yaml")
+    params_file.apply_params(tmp_path, {"download": {"release": "demo-v1"}})
+    summary = download(dataclasses.replace(stage_params("download", path=tmp_path / "params.yaml"),
+                                           out_dir=tmp_path / "raw"))
+    assert (summary["release"], summary["files"]) == ("demo-v1", 42)
+    curate = stage_params("curate", path=tmp_path / "params.yaml")
+    with contextlib.chdir(tmp_path):  # inputs are relative to the project root
+        found = shards(curate)
+    assert {s.reader for s in found} == {"unarxive", "s2orc_json", "jats", "tei"}
+    assert all(s.release in ("demo-v1", "2023-sample") or s.reader == "s2orc_json" for s in found)
+    assert not any("PLOS" in path for s in found for path in s.paths)

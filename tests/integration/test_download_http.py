@@ -256,5 +256,5 @@ def test_demo_from_an_http_mirror_resumes_and_verifies(s2, mirror, tmp_path):
     summary = download(DownloadParams(out_dir=tmp_path, mirror=f"{s2.base}/mirror", backoff=0.01))
     assert summary["fetched"] == len(demo_registry())
     assert resumed_from(s2, f"/mirror/{archive}") == [0, 458752]
-    unpacked = tmp_path / "demo" / "demo-v1" / "github/IllDepence/unarXive/doc/unarXive_data_sample"
+    unpacked = tmp_path / "demo" / "demo-v2" / "github/IllDepence/unarXive/doc/unarXive_data_sample"
     assert (unpacked / "arXiv_src_2212_086.jsonl").stat().st_size == 10741088

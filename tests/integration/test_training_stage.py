@@ -109,6 +109,9 @@ def test_every_model_writes_metrics_plots_and_a_reloadable_model(trained):
         confusion = (plots / "confusion.csv").read_text().splitlines()
         assert confusion[0] == "actual,predicted" and len(confusion) == n_test + 1
         assert (plots / "pr_curve.csv").read_text().startswith("threshold,precision,recall")
+        curve = (plots / "learning_curve.csv").read_text().splitlines()
+        assert curve[0] == "seed,step,dev_f1,train_loss"
+        assert len(curve) == (1 if name == "tfidf_lr" else len(metrics["per_seed"][0]["history"]) + 1)
         assert version in (trained / "models" / name / "README.md").read_text()
         assert load_trained(trained / "models" / name).predict_proba(test_records).shape == (n_test,)
         if name != "tfidf_lr":
@@ -141,7 +144,15 @@ def test_transformer_models_reload_with_auto_classes(trained):
 def test_report_aggregates_every_model_into_table4(trained):
     summary = json.loads((trained / "metrics/models.json").read_text())
     assert set(summary) == set(yaml.safe_load((trained / "params.yaml").read_text())["train"]["models"])
-    assert {"precision", "recall", "f1", "f1_std", "runtime_seconds"} <= set(summary["context"])
+    assert {"precision", "recall", "f1", "f1_std", "runtime_seconds", "roc_auc", "pr_auc", "f1_ci",
+            "test_sentences", "dev_f1"} <= set(summary["context"])
+    n_test = len(data.sentences(read(trained / "data/citeworth/test.jsonl")))
+    for row in summary.values():
+        assert row["test_sentences"] == n_test
+        low, high = row["f1_ci"]
+        assert low <= row["f1"] <= high and 0.0 <= row["roc_auc"] <= 1.0 and 0.0 <= row["pr_auc"] <= 1.0
+    dev = json.loads((trained / "metrics/models/context.json").read_text())["dev"]["f1"]["mean"]
+    assert summary["context"]["dev_f1"] == round(dev, 4)
     table = (trained / "reports/table4.md").read_text()
     assert "| Logistic Regression |" in table and table.count("\n| ") == len(summary) + 1
     assert "models/context/saliency.md" in table
@@ -169,6 +180,27 @@ def test_predict_scores_each_sentence_with_the_context_model(trained, capsys, mo
     (trained / "nested.jsonl").write_bytes(b"[" * 200_000 + b"\n")  # a RecursionError traceback before
     assert cli.main(["predict", "nested.jsonl"]) == 1
     assert "nested.jsonl:1: too_deeply_nested" in capsys.readouterr().err
+
+
+def test_check_lints_a_draft_with_the_best_model_by_dev_f1_and_with_the_context_model(trained, capsys,
+                                                                                      monkeypatch):
+    monkeypatch.chdir(trained)
+    summary = json.loads((trained / "metrics/models.json").read_text())
+    best = max(sorted(summary), key=lambda name: summary[name]["dev_f1"])
+    (trained / "draft.tex").write_text(
+        "\\documentclass{article}\n\\begin{document}\n\\section{Introduction}\n"
+        "Previous work has shown that dark matter improves cell growth.\n"
+        "It has been reported that heat transfer relates to drug \\citep{a}.\n"
+        "We measured heat transfer in our own experiments.\n\n"
+        "In this section we describe gene expression $x^2$ in detail.\n\\end{document}\n")
+    for model in ([], ["--model", "models/context"]):
+        assert cli.main(["check", "draft.tex", "--format", "jsonl", "--fail-on", "10", *model]) == 0
+        out, err = capsys.readouterr()
+        rows = [json.loads(line) for line in out.splitlines()]
+        cited = [(r["line"], r["status"] == "cited") for r in rows]
+        assert cited == [(4, False), (5, True), (6, False), (8, False)]
+        assert all(0.0 <= r["score"] <= 1.0 for r in rows)
+        assert f"model {model[1] if model else f'models/{best}'}," in err
 
 
 def test_a_matrix_cell_writes_only_its_model_and_reruns_identically(trained, monkeypatch):

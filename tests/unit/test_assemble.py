@@ -43,3 +43,27 @@ def test_sampling_caps_each_field(per_field, expected):
 def test_sampling_can_restrict_fields():
     data = entries(3, 1, "Physics") + entries(2, 1, "Biology")
     assert {e.field for e in sample_by_field(data, None, ["Biology"], seed=1)} == {"Biology"}
+
+
+def test_table_2_counts_scispacy_tokens_and_reports_field_shares(tmp_path):
+    from citeworth.core.io import write_jsonl
+    from citeworth.curate.stats import dataset_stats, stats_markdown
+
+    def record(paper, field, *texts):
+        return {"paper_id": paper, "mag_field_of_study": [field],
+                "samples": [{"text": t, "label": "non-check-worthy"} for t in texts]}
+
+    sentence = "The IL-2 receptor (CD25) binds IL-2 with high affinity, e.g. in T-cells."
+    write_jsonl(tmp_path / "train.jsonl", [record("a", "Biology", sentence, sentence),
+                                           record("b", "Biology", sentence),
+                                           record("c", "Physics", sentence)])
+    write_jsonl(tmp_path / "dev.jsonl", [])
+    write_jsonl(tmp_path / "test.jsonl", [record("d", "Physics", sentence)])
+    stats = dataset_stats(tmp_path, {})
+    scispacy = stats["overall"]["tokens"] // 5
+    assert stats["overall"]["tokens"] == 5 * scispacy
+    assert scispacy != len(sentence.split()) and 15 <= scispacy <= 25  # "IL-2" stays one token, "(" splits
+    fields = stats["fields"]
+    assert (fields["Biology"]["paragraph_share"], fields["Physics"]["paragraph_share"]) == (0.5, 0.5)
+    assert (fields["Biology"]["sentence_share"], fields["Physics"]["sentence_share"]) == (0.6, 0.4)
+    assert "| Physics (share of paragraphs / sentences) | 50.00% / 40.00% |" in stats_markdown(stats)

@@ -216,6 +216,13 @@ def test_removal_attaches_following_punctuation():
     assert cit.remove_citations(text, 0, len(text), cites) == expected
 
 
+def test_removal_keeps_the_space_after_a_citation_glued_to_its_word():
+    text = "SymPy{{cite:a}} provides symbolic computation and NumPy{{cite:b}}, arrays."
+    cites = [cit.trimmed(text, s) for s in spans_of(text, "{{cite:a}}", "{{cite:b}}")]
+    expected = "SymPy provides symbolic computation and NumPy, arrays."
+    assert cit.remove_citations(text, 0, len(text), cites) == expected
+
+
 def test_removal_keeps_one_final_mark():
     text = "Ehrenfest gives errors, as found in previous work. [3]. Next"
     cites = cit.merge_citations(text, spans_of(text, "[3]"), GAP)

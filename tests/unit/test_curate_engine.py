@@ -76,7 +76,7 @@ def test_records_follow_the_citeworth_contract(curate):
     assert [r["section_idx"] for r in records] == [0, 1]
     first = records[0]
     assert set(first) == {"paper_id", "section_idx", "section_title", "mag_field_of_study", "original_text",
-                          "samples", "source", "release", "shard"}
+                          "samples", "source", "release", "shard", "source_fields_of_study"}
     assert first["paper_id"] == "18980463" and first["mag_field_of_study"] == ["Biology"]
     assert first["original_text"] == NUMERIC.text and first["section_title"] == "Introduction"
     assert (first["source"], first["release"], first["shard"]) == ("s2orc_json", "20200705", "20200705")
@@ -321,3 +321,48 @@ def test_bad_rules_fail_clearly():
         CurationConfig(merge_gap="[,;")
     with pytest.raises(ValueError, match="max_paragraph_chars must be >= 1 or null"):
         CurationConfig(max_paragraph_chars=0)
+
+
+# A narrative first citation, as author-year fields write them (S2ORC 18980463, lightly cut).
+NARRATIVE_FIRST = para("As shown by «Wernet and Desplan (2004)», subtypes of PRs are specified early in "
+                       "development. Later work confirmed this in detail. The results hold in every "
+                       "species tested so far.")
+
+
+@pytest.mark.parametrize(("check", "kept", "reason"), [
+    ("public_code", 2, None),  # the code: the first citation contains "2004)", so the paper passes
+    ("strict", 0, "citation_style"),  # a narrative first citation drops the whole paper
+    ("off", 2, None),
+])
+def test_the_first_citation_check_follows_the_public_code_by_default(curate, check, kept, reason):
+    narrative_first = dataclasses.replace(paper(), paragraphs=[NARRATIVE_FIRST, NUMERIC, AUTHOR_YEAR])
+    records, stats = curate([narrative_first], first_citation_check=check)
+    assert len(records) == kept
+    assert stats.papers_rejected == ({reason: 1} if reason else {})
+    if kept:  # the narrative paragraph itself still fails the sentence rules
+        assert stats.paragraphs_rejected == {"citation_format": 1}
+
+
+def test_the_default_is_the_public_code_s_check():
+    assert CurationConfig().first_citation_check == "public_code"
+    with pytest.raises(ValueError, match="first_citation_check"):
+        CurationConfig(first_citation_check="lenient")
+
+
+def test_en_dash_ranges_are_numeric_citations_by_switch(curate):
+    ranged = para("Gene therapy holds potential for treating many severe diseases «[1–3]». "
+                  f"{UNCITED} Successful gene therapy depends on efficient delivery «[4]».")
+    records, stats = curate([paper(ranged)])
+    assert records[2]["samples"][0]["citation_text"] == ["[1–3]"]
+    _, stats = curate([paper(ranged)], dash_ranges=False)  # the paper's regex knows only "-"
+    assert stats.paragraphs_rejected == {"citation_format": 1}
+    missed = para(f"Gene therapy holds potential for treating many severe diseases [1–3]. {UNCITED} "
+                  "Successful gene therapy depends on efficient delivery «[4]».")
+    _, stats = curate([paper(missed)])
+    assert stats.paragraphs_rejected == {"missed_citation": 1}
+
+
+def test_records_keep_the_source_s_own_fields_as_provenance(curate):
+    records, _ = curate([paper(fields=("Biology", "Sociology"))])
+    assert records[0]["mag_field_of_study"] == ["Biology"]
+    assert records[0]["source_fields_of_study"] == {"scheme": "mag", "terms": ["Biology", "Sociology"]}

@@ -5,7 +5,13 @@ from __future__ import annotations
 
 import pytest
 
-from citeworth.curate.fields import CITEWORTH_FIELDS, arxiv_field, assign_field
+from citeworth.curate.fields import (
+    CITEWORTH_FIELDS,
+    arxiv_field,
+    assign_field,
+    plos_path_field,
+    plos_terms_listed,
+)
 from citeworth.curate.sections import SectionFilter, appendix_a_titles, normalize_title
 
 
@@ -89,3 +95,41 @@ def test_several_fields_are_ambiguous_unless_the_first_is_taken():
 def test_missing_fields_and_schemes():
     assert assign_field("mag", ()).reason == "no_fields_of_study"
     assert assign_field(None, ("Biology",)).reason == "unknown_field_scheme"
+
+
+@pytest.mark.parametrize(("path", "field"), [
+    ("Biology and life sciences/Neuroscience/Brain mapping", "Biology"),
+    ("biology and life sciences/psychology/Behavior", "Psychology"),  # the longest listed prefix wins
+    ("Physical sciences/Chemistry/Chemical compounds", "Chemistry"),
+    ("Physical sciences/Astronomical sciences", "Physics"),
+    ("Social sciences/Economics", "Economics"),
+    ("Social sciences/Linguistics", None),
+    ("Research and analysis methods/Imaging techniques", None),  # no discipline: no vote
+    ("Veterinary science/Veterinary diseases", "Medicine"),
+    ("Mathematics/Statistics", "Mathematics"),  # a v1 term with a sub-area
+    ("Something unheard of", None),
+])
+def test_plos_paths_take_the_field_of_their_longest_listed_prefix(path, field):
+    assert plos_path_field(path) == field
+
+
+def test_plos_primary_field_is_the_most_voted_then_the_journal_s():
+    medicine_twice = ["Medicine and health sciences/Oncology", "Medicine and health sciences/Surgery",
+                      "Biology and life sciences/Genetics", "Research and analysis methods/Assays"]
+    assert assign_field("plos", medicine_twice, venue="PLOS ONE").field == "Medicine"
+    tie = ["Biology and life sciences/Genetics", "Medicine and health sciences/Oncology"]
+    assert assign_field("plos", tie, venue="PLoS Medicine").field == "Medicine"  # the journal breaks it
+    assert assign_field("plos", tie, venue="PLOS ONE").reason == "ambiguous_field"
+    assert assign_field("plos", tie, "first", venue="PLOS ONE").field == "Biology"
+    assert assign_field("plos", [], venue="PLOS Computational Biology").field == "Biology"  # no terms
+    assert assign_field("plos", [], venue="PLOS ONE").reason == "no_fields_of_study"
+    assert assign_field("plos", ["Science policy"], venue="PLOS ONE").reason == "no_citeworth_field"
+
+
+def test_the_plos_table_lists_every_taxonomy_term_of_the_mirrored_starter_corpus(mirror):
+    from citeworth.sources import discover_shards, read_shard
+
+    [shard] = discover_shards("jats", str(mirror / "github/PLOS/allofplos/allofplos/starter_corpus/*.xml"))
+    unlisted = {path.split("/")[0] for paper in read_shard(shard) for path in paper.fields_of_study
+                if not plos_terms_listed(path)}
+    assert unlisted == set()

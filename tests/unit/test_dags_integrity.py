@@ -63,7 +63,8 @@ def test_models_dag_maps_training_over_models_on_the_training_queue(dag_facts):
     assert tasks["domains"]["upstream"] == ["domain_cell"]
     assert "configure" in tasks["plan_cells"]["upstream"]
     assert tasks["report"]["upstream"] == ["train_model"]  # Table 4 does not wait for the studies
-    assert tasks["version"]["upstream"] == ["domains", "report", "transfer"]
+    assert tasks["silver"]["upstream"] == ["configure"] and tasks["silver"]["queue"] == "gpu"
+    assert tasks["version"]["upstream"] == ["domains", "report", "silver", "transfer"]
 
 
 def test_trigger_forms_offer_the_run_settings(dag_facts):

@@ -15,7 +15,7 @@ from tqdm.contrib.logging import logging_redirect_tqdm
 
 from citeworth.core.errors import StageFailed
 from citeworth.download import arxiv, releases
-from citeworth.download.demo import DEMO_RELEASE, demo_registry
+from citeworth.download.demo import demo_registry, demo_releases, shipped_files
 from citeworth.download.fetch import Fetcher
 from citeworth.download.manifest import MANIFEST_NAME, Entry, fetch_log_path, read_manifest, write_manifest
 from citeworth.download.params import DownloadParams
@@ -91,9 +91,7 @@ def test_content_range_parsing():
     assert parse_content_range(None) == (None, None)
 
 
-def test_demo_registry_is_the_documented_demo_set():
-    files = demo_registry()
-    count = {prefix: sum(f.path.startswith(prefix) for f in files) for prefix in (
+DEMO_PREFIXES = (
         "github/IllDepence/unarXive/doc/",  # the sample archive + data_format.md
         "github/allenai/s2orc-doc2json/tests/s2orc/",  # the mirror holds 8 (3 + 3 + 2 releases)
         "github/allenai/s2orc/data/metadata/",
@@ -104,11 +102,43 @@ def test_demo_registry_is_the_documented_demo_set():
         "github/scolobb/sympy-paper/",  # LaTeX: SymPy
         "github/lh3/minimap2/tex/",  # LaTeX: minimap2
         "github/allenai/s2orc-doc2json/tests/latex/",  # the arXiv e-print 2004.14974
-    )}
-    assert list(count.values()) == [2, 8, 1, 21, 8, 2, 8, 27, 2, 1]
-    assert sum(count.values()) == len(files)
+        "github/PLOS/allofplos/allofplos/starter_corpus/",  # the PLOS starter corpus (JATS)
+)
+
+
+@pytest.mark.parametrize(("release", "counts"), [
+    ("demo-v1", [2, 8, 1, 21, 8, 2, 0, 0, 0, 0, 0]),  # the demo before the LaTeX and PLOS papers: 42 files
+    ("demo-v2", [2, 8, 1, 21, 8, 2, 8, 27, 2, 1, 102]),
+])
+def test_demo_registry_is_the_documented_demo_set_of_each_release(release, counts):
+    files = demo_registry(release)
+    count = [sum(f.path.startswith(prefix) for f in files) for prefix in DEMO_PREFIXES]
+    assert count == counts
+    assert sum(count) == len(files)
     assert all(len(f.sha256) == 64 and f.size > 0 and f.url == f.origin for f in files)
     assert len({f.path for f in files}) == len(files)
+    latex_categories = [f.path for f in shipped_files(release)]
+    assert latex_categories == ([] if release == "demo-v1" else ["arxiv_latex_metadata.jsonl"])
+
+
+def test_each_demo_release_holds_the_files_of_the_ones_before():
+    names = [r.name for r in demo_releases()]
+    assert names == ["demo-v1", "demo-v2"]
+    older, newer = ({f.path for f in demo_registry(name)} for name in names)
+    assert older < newer
+    assert demo_registry() == demo_registry("latest") == demo_registry("demo-v2")
+    with pytest.raises(StageFailed, match="releases demo-v1, demo-v2"):
+        demo_registry("demo-v9")
+
+
+def test_a_shipped_file_that_differs_from_its_registry_row_is_refused(monkeypatch, tmp_path):
+    from citeworth.download import demo
+
+    edited = tmp_path / "demo_arxiv_metadata.jsonl"
+    edited.write_bytes(demo.LATEX_METADATA.read_bytes() + b"\n")
+    monkeypatch.setattr(demo, "HERE", tmp_path)
+    with pytest.raises(StageFailed, match="update the registry row"):
+        shipped_files("demo-v2")
 
 
 def test_demo_registry_agrees_with_the_mirror_sources_list(mirror):
@@ -159,12 +189,23 @@ def test_arxiv_manifest_months_order_across_the_century():
         arxiv.normalize_month("2213")
 
 
-def test_fixed_snapshot_sources_answer_the_sensor_without_network():
+def test_the_demo_calendar_answers_the_sensor_and_the_backfill_by_date():
     params = DownloadParams()
-    assert releases.newer_release_available("demo", None, params) == DEMO_RELEASE
-    assert releases.newer_release_available("demo", DEMO_RELEASE, params) is None
-    assert releases.releases_after("demo", "demo-v0", params) == [DEMO_RELEASE]
-    assert releases.latest_release("demo", "2024-01-01", params=params) == DEMO_RELEASE
+    assert releases.available_releases(params) == ["demo-v1", "demo-v2"]
+    assert releases.newer_release_available("demo", None, params) == "demo-v2"
+    assert releases.newer_release_available("demo", "demo-v1", params) == "demo-v2"
+    assert releases.newer_release_available("demo", "demo-v2", params) is None
+    assert releases.releases_after("demo", "demo-v1", params) == ["demo-v2"]
+    assert releases.releases_after("demo", "demo-v0", params) == ["demo-v1", "demo-v2"]
+    # a weekly backfill from 2024-01-01 to 2024-03-01 meets both releases, each from its date on
+    days = ["2024-01-01", "2024-01-29", "2024-01-31", "2024-02-01", "2024-03-01"]
+    assert [releases.latest_release("demo", day, params=params) for day in days] == \
+        ["demo-v1", "demo-v1", "demo-v1", "demo-v2", "demo-v2"]
+    with pytest.raises(StageFailed, match="no release by 2023-12-31"):
+        releases.latest_release("demo", "2023-12-31", params=params)
+
+
+def test_a_fixed_snapshot_answers_the_sensor_without_network():
     legacy = DownloadParams(source="s2orc_legacy", release="20200705v1")
     assert releases.newer_release_available("s2orc_legacy", "20200705v1", legacy) is None
 

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import threading
+
 import numpy as np
 import pytest
 import torch
 from sklearn.utils.class_weight import compute_class_weight
 from torch.nn import functional as F
 
+from citeworth.core.params import ParamsError
 from citeworth.models import data, loop
 from citeworth.models.crnn import CRNN
 from citeworth.models.spec import CrnnParams, OptimParams
@@ -127,7 +130,7 @@ class ScriptedDev:
     def __init__(self, scores):
         self.scores, self.calls = list(scores), 0
 
-    def f1(self, module, adapter, batch_size, device):
+    def f1(self, module, adapter, batch_size, device, precision):
         self.calls += 1
         return self.scores[self.calls - 1]
 
@@ -177,3 +180,44 @@ def test_a_checkpoint_of_other_data_is_not_resumed(tmp_path, monkeypatch, caplog
     loop.fit(fresh, TokenAdapter(), other_data, None, params, seed=3, class_weights=np.ones(2))
     for key, value in state(fresh).items():  # trained from scratch on the new data, not resumed
         assert torch.equal(value, resumed.state_dict()[key]), key
+
+
+def test_precision_is_fp32_on_a_cpu_and_mixed_on_cuda():
+    cpu, cuda = torch.device("cpu"), torch.device("cuda")
+    assert loop.precision_for(cpu, "bf16") == loop.Precision()  # a CPU always trains in fp32
+    assert loop.precision_for(cuda, "auto", bf16_supported=True) == loop.Precision(torch.bfloat16)
+    assert loop.precision_for(cuda, "auto", bf16_supported=False) == loop.Precision(torch.float16, True)
+    assert loop.precision_for(cuda, "fp16", bf16_supported=True) == loop.Precision(torch.float16, True)
+    assert loop.precision_for(cuda, "fp32", bf16_supported=True) == loop.Precision()
+    with pytest.raises(ValueError, match="does not support bfloat16"):
+        loop.precision_for(cuda, "bf16", bf16_supported=False)
+    with pytest.raises(ParamsError, match="optim.precision"):
+        OptimParams(precision="half")
+
+
+def test_prefetched_items_keep_their_order_and_a_producer_error_reaches_the_consumer():
+    assert list(loop._prefetched(iter(range(20)), depth=2)) == list(range(20))
+
+    def failing():
+        yield 1
+        raise RuntimeError("collate failed")
+
+    with pytest.raises(RuntimeError, match="collate failed"):
+        list(loop._prefetched(failing(), depth=2))
+
+
+def test_a_consumer_that_stops_early_ends_the_prefetch_thread():
+    produced = []
+
+    def endless():
+        n = 0
+        while True:
+            produced.append(n)
+            yield n
+            n += 1
+
+    stream = loop._prefetched(endless(), depth=2)
+    assert [next(stream) for _ in range(3)] == [0, 1, 2]
+    stream.close()  # stops and joins the producer
+    assert not any(t.name == "batch-prefetch" for t in threading.enumerate())
+    assert len(produced) <= 3 + 2 + 1  # at most the queue's depth and one item in hand beyond

@@ -147,7 +147,7 @@ def test_a_code_change_reruns_the_stages_that_import_it_and_only_those():
     assert importing == {"train", "domains"}
     importing = {stage for stage in STAGES
                  if "citeworth.sources.jats" in imported_modules(STAGES[stage].partition(":")[0])}
-    assert importing == {"curate", "curate_baseline", "related_work", "export", "validate"}
+    assert importing == {"curate", "curate_baseline", "related_work", "export", "validate", "silver"}
 
 
 # --- the DAGs have dvc.yaml's graph -----------------------------------------------------------------
@@ -163,7 +163,7 @@ TASK_STAGES = {
                           "related_work": "related_work", "export": "export"},
     "citeworth_models": {"plan_models": "train", "train_model": "train", "plan_cells": "domains",
                          "domain_cell": "domains", "domains": "domains", "transfer": "transfer",
-                         "report": "report"},
+                         "report": "report", "silver": "silver"},
 }
 
 

@@ -8,7 +8,7 @@ import json
 import pytest
 
 from citeworth.core.paper import BibEntry, CitationSpan, Paper, Paragraph
-from citeworth.corpora.related_work.lookup import CorpusIndex, LookupParams, title_key
+from citeworth.corpora.related_work.lookup import LookupParams
 from citeworth.corpora.related_work.record import anchor_surface, build_record, fill_abstracts, paper_record
 from citeworth.corpora.related_work.sections import SectionFinder
 from citeworth.corpora.related_work.stage import RelatedWorkParams, related_work
@@ -127,17 +127,6 @@ def test_a_citation_glued_after_the_period_stays_with_its_sentence(splitter):
     record = build_record(paper, section, splitter.split)
     assert record["Sentences"] == ["Prior systems failed.%cite{[1]}%", "Ours works %cite{[2]}%%cite{[3]}%."]
     assert record["CitationAnchorList"][1] == ["Smith, 2010", "Lee, 2011"]
-
-
-def test_corpus_index_finds_cited_papers_by_identifier_then_title(tmp_path):
-    index = CorpusIndex(tmp_path / "corpus.sqlite")
-    index.add(Paper("a", "Deep Nets Work.", (), [], ids={"doi": "10.1/a"}, abstract="About nets."))
-    index.add(Paper("b", "No abstract", (), [], ids={"doi": "10.1/b"}))
-    found = ("Deep Nets Work.", "About nets.")
-    assert index.find({"title": None, "ids": {"doi": "10.1/a"}}) == found
-    assert index.find({"title": "deep  nets work", "ids": {"doi": "10.9/x"}}) == found
-    assert index.find({"title": "No abstract", "ids": {"doi": "10.1/b"}}) is None
-    assert title_key(" Deep\nNets WORK. ") == "deep nets work"
 
 
 TEI = """<TEI xmlns="http://www.tei-c.org/ns/1.0"><teiHeader><fileDesc><titleStmt><title>{title}</title>

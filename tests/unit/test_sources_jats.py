@@ -12,6 +12,7 @@ import pytest
 
 from citeworth.core.paper import Paper
 from citeworth.curate import citations as cit
+from citeworth.curate.fields import assign_field
 from citeworth.sources import BadRecord, discover_shards, read_shard
 from citeworth.sources.facts import METADATA_KEYS
 from citeworth.sources.jats import pmc_fields
@@ -52,17 +53,22 @@ def test_one_shard_per_folder_release_given_or_unversioned(mirror):
     ("PMC2994229", "Medicine", 11, 59, 34, 2010, "British Journal of Cancer"),  # heading "Epidemiology"
     ("PMC2599765", "Medicine", 33, 82, 58, 2008, "Environmental Health Perspectives"),
     ("PMC3574550", "Medicine", 25, 44, 40, 2012, "Annals of Oncology"),  # epub 2012 before ppub 2013
-    ("PMC3585041", "Medicine", 27, 43, 32, 2013, "PLoS Neglected Tropical Diseases"),  # "Veterinary Science"
-    ("PMC1790863", "Biology", 51, 46, 33, 2007, "PLoS ONE"),  # PLOS disciplines
-    ("PMC3460867", "Biology", 34, 90, 58, 2012, "PLoS ONE"),
+    # PLOS articles: PLOS taxonomy paths, mapped by the curation
+    ("PMC3585041", "Medicine", 27, 43, 32, 2013, "PLoS Neglected Tropical Diseases"),  # veterinary
+    ("PMC1790863", "Biology", 51, 46, 33, 2007, "PLoS ONE"),  # v1 disciplines
+    ("PMC3460867", "Biology", 34, 90, 58, 2012, "PLoS ONE"),  # v2 taxonomy, 20 paths
 ])
 def test_observed_counts_and_metadata(papers, paper_id, field, paragraphs, spans, bib, year, venue):
     paper = papers[paper_id]
-    assert paper.fields_of_study == (field,)
+    scheme = paper.metadata["field_scheme"]
+    if scheme == "plos":
+        assert assign_field(scheme, paper.fields_of_study, venue=venue).field == field
+    else:
+        assert (scheme, paper.fields_of_study) == ("pmc", (field,))
     assert (len(paper.paragraphs), len(cites(paper)), len(paper.bib_entries)) == (paragraphs, spans, bib)
     assert set(paper.metadata) == set(METADATA_KEYS)
     assert paper.metadata | {"venue_id": venue, "year": year} == paper.metadata
-    assert paper.metadata["field_scheme"] == "pmc" and paper.metadata["has_inbound_citations"] is None
+    assert paper.metadata["has_inbound_citations"] is None
     assert all(paper.metadata[key] for key in ("has_abstract", "has_body_text", "has_bib_entries",
                                                "has_ref_entries"))
     assert (paper.source, paper.shard, paper.release) == ("jats", "data", "unversioned")
@@ -122,6 +128,34 @@ def test_floats_stay_out_and_formulas_become_placeholders(papers, mirror):
     assert len(formulas) == 24 and all(text == "{{formula:unnamed}}" for text, _ in formulas)
     kinds = {kind for paper in papers.values() for p in paper.paragraphs for _, _, kind in p.ref_spans}
     assert kinds == {"figure", "table", "formula", "section", "supplementary"}
+
+
+def test_plos_articles_keep_the_newest_taxonomy_s_paths(tmp_path):
+    article = (tmp_path / "plos.xml")
+    article.write_text(
+        "<article><front><journal-meta><journal-title-group><journal-title>PLOS ONE</journal-title>"
+        "</journal-title-group></journal-meta><article-meta><article-categories>"
+        "<subj-group subj-group-type='heading'><subject>Research Article</subject></subj-group>"
+        "<subj-group subj-group-type='Discipline-v3'><subject>Physical sciences</subject>"
+        "<subj-group><subject>Chemistry</subject><subj-group><subject>Chemical compounds</subject>"
+        "</subj-group></subj-group></subj-group>"
+        "<subj-group subj-group-type='Discipline-v3'><subject>Biology and life sciences</subject>"
+        "</subj-group>"
+        "<subj-group subj-group-type='Discipline'><subject>Cell Biology</subject></subj-group>"
+        "</article-categories><title-group><article-title>T</article-title></title-group></article-meta>"
+        "</front><body><p>Text.</p></body></article>")
+    [paper] = read_shard(discover_shards("jats", str(article))[0])
+    assert paper.metadata["field_scheme"] == "plos"
+    assert paper.fields_of_study == ("Physical sciences/Chemistry/Chemical compounds",
+                                     "Biology and life sciences")
+    article.write_text(article.read_text().replace("subj-group-type='Discipline-v3'", "subj-group-type='x'"))
+    [paper] = read_shard(discover_shards("jats", str(article))[0])
+    assert paper.fields_of_study == ("Cell Biology",)
+    heading_only = re.sub(r"<subj-group subj-group-type='(?:x|Discipline)'>.*?</article-categories>",
+                          "</article-categories>", article.read_text())
+    article.write_text(heading_only)
+    [paper] = read_shard(discover_shards("jats", str(article))[0])
+    assert (paper.metadata["field_scheme"], paper.fields_of_study) == ("plos", ())
 
 
 def test_fields_from_subjects_else_the_journal():

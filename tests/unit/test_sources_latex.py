@@ -13,6 +13,7 @@ import pytest
 
 from citeworth.core.paper import Paper
 from citeworth.sources import BadRecord, discover_shards, read_shard
+from citeworth.sources.base import RecordError
 from citeworth.sources.latex import parse_tex_file, parse_tex_files
 from citeworth.sources.latex.bibliography import normalised_title, read_bbl, read_bib
 from citeworth.sources.latex.reader import read
@@ -180,6 +181,23 @@ def test_parse_tex_file_reads_a_draft_from_disk(tmp_path):
     write_folder(tmp_path, project())
     doc = parse_tex_file(tmp_path / "main.tex")
     assert doc.source.included[-1] == "sections/deeper.tex" and len(doc.citations) == 12
+
+
+def test_a_fragment_without_document_body_is_read_whole_only_when_asked(tmp_path):
+    chapter = "\\section{Intro}\n% a comment\nText of the chapter \\citep{a}.\n\n$x$ More text.\n"
+    files = {"intro.tex": chapter.encode()}
+    with pytest.raises(RecordError) as error:
+        parse_tex_files(files, "intro.tex")
+    assert error.value.reason == "no_document_body"
+    doc = parse_tex_files(files, "intro.tex", fragment=True)
+    assert [p.text for p in doc.paragraphs] == ["Text of the chapter {{cite:a}}.",
+                                                "{{formula:" + doc.paragraphs[1].formulas[0].formula_id
+                                                + "}} More text."]
+    assert str(doc.paragraph_position(doc.paragraphs[0], 0)) == "intro.tex:3:1"
+    assert {r.kind for r in doc.regions} == {"heading", "comment", "math"}  # no preamble
+    # a full document is read as always, fragment or not
+    full = parse_tex_files(project(), "main.tex", fragment=True)
+    assert [p.text for p in full.paragraphs] == [p.text for p in parse_tex_files(project()).paragraphs]
 
 
 def test_paper_resolves_keys_with_stable_ids(tmp_path):

@@ -11,13 +11,13 @@ related-work-like section: the section's title and its number of citation anchor
 
 from __future__ import annotations
 
+import glob
 import json
 from collections.abc import Iterable
 from pathlib import Path
 
-import yaml
-
 from citeworth.core.paper import Paper
+from citeworth.core.params import load_document, resolve_references
 from citeworth.corpora.related_work.record import Splitter, mapped_anchors, paper_record
 from citeworth.corpora.related_work.sections import SectionFinder
 from citeworth.curate.sections import normalize_title
@@ -32,10 +32,14 @@ def load_gold(path: Path) -> dict:
 
 def gold_inputs(project: Path, mirror: Path) -> list[InputSpec]:
     """The corpus the gold covers: the stage's own inputs in ``project`` (params.yaml's
-    related_work.inputs, paths made absolute) and the PLOS starter corpus of the mirror."""
-    inputs = yaml.safe_load((project / "params.yaml").read_text())["related_work"]["inputs"]
+    related_work.inputs, references resolved, paths made absolute) and the PLOS starter corpus --
+    from the mirror when the downloaded release lacks it (demo-v1; demo-v2 holds it)."""
+    document = load_document(project / "params.yaml")
+    inputs = resolve_references(document["related_work"]["inputs"], document, "related_work.inputs")
     absolute = lambda item: {key: str(project / item[key]) for key in ("glob", "metadata") if item.get(key)}  # noqa: E731
     located = [InputSpec(**(item | absolute(item))) for item in inputs]
+    if any(spec.glob.endswith(PLOS_STARTER) and glob.glob(spec.glob) for spec in located):
+        return located
     return [*located, InputSpec("jats", str(mirror / PLOS_STARTER))]
 
 

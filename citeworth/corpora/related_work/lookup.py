@@ -1,8 +1,5 @@
-"""Titles and abstracts of cited papers: from the corpus itself, else from arXiv / Semantic Scholar.
-
-``CorpusIndex`` holds every read paper that has an abstract, keyed by its identifiers and its
-title, in a SQLite file (so memory stays flat however large the corpus). A bibliography entry finds
-its paper by a shared identifier (DOI, arXiv, PubMed, PMC, S2 corpus id), else by title.
+"""Titles and abstracts of cited papers the corpus lacks (the stage asks the corpus' own
+``citeworth.corpora.paper_index`` first): from arXiv / Semantic Scholar.
 
 ``OnlineLookup`` (off unless ``lookup.providers`` names some) asks the arXiv API or the Semantic
 Scholar Graph API: by identifier when the entry has one the service knows, else by title. As
@@ -19,7 +16,6 @@ import json
 import logging
 import os
 import re
-import sqlite3
 import time
 import xml.etree.ElementTree as ET
 from collections.abc import Callable
@@ -31,7 +27,7 @@ from requests.adapters import HTTPAdapter
 from urllib3.util.retry import Retry
 
 from citeworth.core.io import atomic_write
-from citeworth.core.paper import Paper
+from citeworth.corpora.paper_index import title_key
 
 log = logging.getLogger(__name__)
 
@@ -39,11 +35,6 @@ Found = tuple[str | None, str | None]  # (title, abstract)
 PROVIDERS = ("arxiv", "semantic_scholar")
 _ATOM = "{http://www.w3.org/2005/Atom}"
 _S2_ID_PREFIX = {"doi": "DOI", "arxiv": "ARXIV", "pmid": "PMID", "pmcid": "PMCID", "s2": "CorpusId"}
-
-
-def title_key(title: str | None) -> str:
-    """The form titles are compared in: case-folded, whitespace collapsed, no final period."""
-    return " ".join((title or "").casefold().split()).rstrip(" .")
 
 
 @dataclass
@@ -56,38 +47,6 @@ class LookupParams:
     timeout: float = 30.0
     retries: int = 3
     cache_dir: Path = Path("cache/related_work")
-
-
-class CorpusIndex:
-    """Papers of the corpus that have an abstract, findable by identifier or title."""
-
-    def __init__(self, path: Path):
-        self.db = sqlite3.connect(path)
-        self.db.execute("CREATE TABLE IF NOT EXISTS papers (key TEXT PRIMARY KEY, title TEXT, abstract TEXT)")
-
-    def add(self, paper: Paper) -> None:
-        """Index ``paper`` (the first paper to claim an identifier or title keeps it)."""
-        if not paper.abstract:
-            return
-        keys = [f"{kind}:{value}" for kind, value in paper.ids.items()]
-        if key := title_key(paper.title):
-            keys.append(f"title:{key}")
-        self.db.executemany("INSERT OR IGNORE INTO papers VALUES (?, ?, ?)",
-                            [(key, paper.title, paper.abstract) for key in keys])
-
-    def find(self, cited: dict) -> Found | None:
-        """The corpus paper a cited entry (``{"title", "ids"}``) names, if any."""
-        keys = [f"{kind}:{value}" for kind, value in sorted(cited.get("ids", {}).items())]
-        if key := title_key(cited.get("title")):
-            keys.append(f"title:{key}")
-        for key in keys:
-            row = self.db.execute("SELECT title, abstract FROM papers WHERE key = ?", (key,)).fetchone()
-            if row:
-                return row
-        return None
-
-    def close(self) -> None:
-        self.db.close()
 
 
 class OnlineLookup:

@@ -24,7 +24,8 @@ from pathlib import Path
 from tqdm import tqdm
 
 from citeworth.core.io import atomic_write, dumps, write_json, write_text
-from citeworth.corpora.related_work.lookup import CorpusIndex, LookupParams, OnlineLookup
+from citeworth.corpora.paper_index import PaperIndex
+from citeworth.corpora.related_work.lookup import LookupParams, OnlineLookup
 from citeworth.corpora.related_work.record import fill_abstracts, paper_record
 from citeworth.corpora.related_work.sections import DEFAULT_TITLES, SectionFinder
 from citeworth.corpora.related_work.stats import RelatedWorkStats, markdown
@@ -54,7 +55,7 @@ def related_work(params: RelatedWorkParams) -> dict:
     stats = RelatedWorkStats()
     lookup = OnlineLookup(params.lookup)
     with tempfile.TemporaryDirectory(dir=out_path.parent, prefix=_WORK_PREFIX) as work:
-        corpus = CorpusIndex(Path(work) / "corpus.sqlite")
+        corpus = PaperIndex(Path(work) / "corpus.sqlite")
         pending = _Pending(Path(work) / "records.sqlite")
         try:
             _read(params, corpus, pending, stats, out_path.parent / "quarantine.jsonl")
@@ -74,7 +75,7 @@ def related_work(params: RelatedWorkParams) -> dict:
     return summary["overall"]
 
 
-def _read(params: RelatedWorkParams, corpus: CorpusIndex, pending: _Pending, stats: RelatedWorkStats,
+def _read(params: RelatedWorkParams, corpus: PaperIndex, pending: _Pending, stats: RelatedWorkStats,
           quarantine_path: Path) -> None:
     finder = SectionFinder(params.titles)
     splitter = SentenceSplitter(params.spacy_model)
@@ -92,10 +93,14 @@ def _read(params: RelatedWorkParams, corpus: CorpusIndex, pending: _Pending, sta
                     pending.add(record)
 
 
-def _finder(corpus: CorpusIndex, lookup: OnlineLookup, origins: dict[str, str]):
+def _finder(corpus: PaperIndex, lookup: OnlineLookup, origins: dict[str, str]):
     """``find(cited)`` for fill_abstracts: the corpus first, then the lookup; notes each origin."""
+    def in_corpus(cited: dict):
+        paper = corpus.with_abstract(cited)
+        return paper and (paper.title, paper.abstract)
+
     def find(cited: dict):
-        for origin, source in (("corpus", corpus.find), ("lookup", lookup.find if lookup.enabled else None)):
+        for origin, source in (("corpus", in_corpus), ("lookup", lookup.find if lookup.enabled else None)):
             found = source(cited) if source else None
             if found:
                 if found[1]:

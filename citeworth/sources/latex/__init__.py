@@ -16,6 +16,7 @@ The parser API for a draft (``citeworth check``)::
     doc.citations             # Citation(command, cite_command, keys, start, end, in_text)
     doc.regions                                       # Region(kind, start, end): math, float, caption, ...
     doc.position(flat_offset)                         # any offset of doc.source.text -> file:line:column
+    parse_tex_file("paper/intro.tex", fragment=True)  # a chapter without \\begin{document}: all body
 """
 
 from __future__ import annotations
@@ -43,18 +44,19 @@ _PROJECT_SUFFIXES = (".tex", ".ltx", ".bbl", ".bib", ".sty", ".cls")
 
 
 def parse_tex_files(
-    files: dict[str, bytes], main: str | None = None, time_limit: float | None = None
+    files: dict[str, bytes], main: str | None = None, time_limit: float | None = None, fragment: bool = False
 ) -> TexDocument:
     """Parse a LaTeX project given as ``{relative path: bytes}``; ``main`` defaults to the detected
     main file. Raises ``citeworth.sources.base.RecordError`` (``.reason``: ``no_main_tex``,
-    ``no_document_body``, ``latex_timeout``, ``latex_parse_error``) when it cannot."""
+    ``no_document_body``, ``latex_timeout``, ``latex_parse_error``) when it cannot. ``fragment``:
+    a ``main`` without ``\\begin{document}`` (a chapter of a draft) is read whole as the body."""
     texts = tex_texts(files)
     main = main or find_main(files, texts)
     deadline = time.monotonic() + time_limit if time_limit else None
-    return parse(flatten(texts, main), deadline)
+    return parse(flatten(texts, main), deadline, fragment)
 
 
-def parse_tex_file(path: str | Path, time_limit: float | None = None) -> TexDocument:
+def parse_tex_file(path: str | Path, time_limit: float | None = None, fragment: bool = False) -> TexDocument:
     """Parse the main file ``path`` and the LaTeX files below its folder that it includes
     (positions name files relative to that folder)."""
     path = Path(path)
@@ -67,4 +69,4 @@ def parse_tex_file(path: str | Path, time_limit: float | None = None) -> TexDocu
                 break
             files[file.relative_to(root).as_posix()] = file.read_bytes()
     files[path.name] = path.read_bytes()
-    return parse_tex_files(files, path.name, time_limit)
+    return parse_tex_files(files, path.name, time_limit, fragment)

@@ -477,11 +477,13 @@ class TexDocument:
         return list(dict.fromkeys(key for citation in self.citations for key in citation.keys))
 
 
-def parse(source: FlatSource, deadline: float | None = None) -> TexDocument:
-    """Parse a flattened project; RecordError ``latex_timeout`` past ``deadline`` (time.monotonic)."""
+def parse(source: FlatSource, deadline: float | None = None, fragment: bool = False) -> TexDocument:
+    """Parse a flattened project; RecordError ``latex_timeout`` past ``deadline`` (time.monotonic).
+    ``fragment``: a source without ``\\begin{document}`` (a chapter another file ``\\input``s) is
+    read whole as the document body instead of failing with ``no_document_body``."""
     definitions = collect_definitions(source.parse_text)
     walker = _Walker(source, definitions, deadline)
-    return walker.document()
+    return walker.document(fragment)
 
 
 class _Builder:
@@ -556,12 +558,15 @@ class _Walker:
 
     # -- the document ------------------------------------------------------------------------
 
-    def document(self) -> TexDocument:
+    def document(self, fragment: bool = False) -> TexDocument:
         """Parse the body; of the preamble only the title and an abstract (parsing the preamble's
         definitions would cost time for nothing: they are read by ``collect_definitions``)."""
         text = self.source.parse_text
         begin = BEGIN_DOCUMENT.search(strip_comments(text))
         walker = latexwalker.LatexWalker(text, latex_context=self.context, tolerant_parsing=True)
+        if fragment and begin is None:
+            self.walk(self._read_nodes(walker, 0, None), None)
+            return self._finish()
         body = self._read_node(walker, begin.start()) if begin else None
         if not _is_env(body, "document"):
             raise RecordError(
@@ -571,6 +576,9 @@ class _Walker:
         for match in _PREAMBLE_PARTS.finditer(strip_comments(text[: body.pos])):
             self._preamble(self._read_node(walker, match.start()))
         self.walk(body.nodelist, None)
+        return self._finish()
+
+    def _finish(self) -> TexDocument:
         self._end_paragraph()
         self.doc.regions += comment_regions(self.source.text) + self.source.masked
         self.doc.regions.sort(key=lambda r: (r.start, r.end))
@@ -578,11 +586,14 @@ class _Walker:
 
     def _read_node(self, walker, position: int):
         """The one node (macro with its arguments, environment) that starts at ``position``."""
+        nodes = self._read_nodes(walker, position, 1)
+        return nodes[0] if nodes else None
+
+    def _read_nodes(self, walker, position: int, limit: int | None) -> list:
         try:
-            nodes = walker.get_latex_nodes(pos=position, read_max_nodes=1)[0]
+            return walker.get_latex_nodes(pos=position, read_max_nodes=limit)[0]
         except (latexwalker.LatexWalkerError, RecursionError) as exc:
             raise RecordError("latex_parse_error", f"{self.source.main}: {str(exc)[:300]}") from None
-        return nodes[0] if nodes else None
 
     def _preamble(self, node) -> None:
         """The title, or an abstract written before ``\\begin{document}``."""

@@ -18,8 +18,6 @@ from citeworth.studies.domains.params import EmbeddingParams
 
 def embed_fields(parts: dict, fields: list[str], params: EmbeddingParams) -> tuple[np.ndarray, list[str]]:
     """Mean-pooled last-layer states of sentences drawn from each field (all of its parts)."""
-    import torch
-
     from citeworth.models import encoders, loop  # torch: only the aggregation needs it
 
     texts, labels = [], []
@@ -34,14 +32,7 @@ def embed_fields(parts: dict, fields: list[str], params: EmbeddingParams) -> tup
     encoder, tokenizer = encoders.load_encoder_and_tokenizer(params.encoder)
     device = loop.resolve_device("auto")
     encoder.to(device).eval()
-    ids = tokenizer(texts, truncation=True, max_length=params.max_length)["input_ids"]
-    vectors = np.zeros((len(texts), encoder.config.hidden_size), dtype=np.float32)
-    with torch.inference_mode():
-        for start in range(0, len(ids), params.batch_size):
-            batch, mask = loop.pad(ids[start:start + params.batch_size], tokenizer.pad_token_id)
-            hidden = encoder(input_ids=batch.to(device), attention_mask=mask.to(device)).last_hidden_state
-            pooled = (hidden * mask.unsqueeze(-1).to(device)).sum(1) / mask.sum(1, keepdim=True).to(device)
-            vectors[start:start + len(batch)] = pooled.float().cpu().numpy()
+    vectors = encoders.embed_texts(encoder, tokenizer, texts, params.max_length, params.batch_size, device)
     return vectors, labels
 
 

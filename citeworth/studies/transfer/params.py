@@ -39,7 +39,7 @@ class FineTuneParams:
 @dataclass
 class DownstreamParams:
     # The SciBERT benchmark's data/ folder as the download stage lays it out (or a mirror's copy).
-    data_root: Path = Path("raw/demo/demo-v1/github/allenai/scibert/data")
+    data_root: Path = Path("raw/demo/demo-v2/github/allenai/scibert/data")
     tasks: list[TaskSpec] = field(default_factory=lambda: [TaskSpec("sci-cite"), TaskSpec("citation_intent")])
     seeds: list[int] = field(default_factory=lambda: [1, 2, 3, 4, 5])
     finetune: FineTuneParams = field(default_factory=FineTuneParams)

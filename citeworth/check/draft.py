@@ -1,0 +1,176 @@
+"""What every reader produces (a ``Draft`` of ``Block``s) and how blocks become ``Sentence``s.
+
+A reader (``latex``, ``markdown``, ``plain``) turns a file into blocks of running text: a block's
+``text`` keeps its citation markers, ``cites`` says where they are, ``unbreakable`` where a
+sentence boundary may not fall (formulas, code), and ``origin`` maps text offsets to *document
+offsets*: offsets into one sequence the reader defines (LaTeX: the flattened source, so order
+holds across ``\\input`` files; Markdown and plain text: the file's text), which ``Draft.locate``
+turns into ``file:line:column`` and against which suppression directives are ordered.
+
+Sentences are cut as the curation cuts them (``citeworth.curate.sentences``: the same splitter,
+citations never split off, a trailing citation-only "sentence" joined to the one before) and the
+model reads each sentence as the curation wrote it to the dataset: citations removed
+(``remove_citations``), whitespace normalised, hanging punctuation stripped.
+"""
+
+from __future__ import annotations
+
+import bisect
+import hashlib
+import re
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+
+from citeworth.curate import citations as cit
+from citeworth.curate.config import CurationConfig
+from citeworth.curate.sentences import SentenceSplitter, attach_citation_only, join_across
+from citeworth.sources.latex import SourcePosition
+
+Span = tuple[int, int]
+IGNORE, OFF, ON = "ignore", "off", "on"
+DIRECTIVES = (IGNORE, OFF, ON)
+# A sentence's status; ``suppressed`` (by a directive) and ``baselined`` are flags not reported.
+CITED, FLAGGED, OK, SUPPRESSED, BASELINED = "cited", "flagged", "ok", "suppressed", "baselined"
+_CURATION = CurationConfig()  # its defaults clean a sentence for the dataset
+_WORD = re.compile(r"\w")
+
+
+@dataclass
+class Block:
+    """A paragraph of running text."""
+
+    text: str
+    cites: list[Span]  # citation markers in ``text``, sorted
+    origin: Callable[[int, int], Span]  # text [start, end) -> document [start, end)
+    unbreakable: list[Span] = field(default_factory=list)  # no sentence boundary inside (sorted)
+    replacements: dict[str, str] = field(default_factory=dict)  # placeholder -> what the model reads
+    cited_by_patterns: bool = False  # also cited when the curation's patterns find a citation
+
+
+@dataclass
+class Directive:
+    """A suppression comment: ``ignore`` (the next sentence), ``off`` / ``on`` (a stretch)."""
+
+    offset: int  # document offset
+    word: str
+
+
+@dataclass
+class Draft:
+    """One input as a reader read it."""
+
+    name: str  # the path as given ("-" for stdin)
+    blocks: list[Block]
+    locate: Callable[[int], SourcePosition]  # document offset -> file, line, column
+    directives: list[Directive] = field(default_factory=list)
+    cite_anchors: list[int] = field(default_factory=list)  # citations outside the text (footnotes)
+    files: list[str] = field(default_factory=list)  # every file it read (so no file is checked twice)
+    warnings: list[str] = field(default_factory=list)
+
+
+@dataclass
+class Sentence:
+    file: str
+    line: int
+    column: int
+    end_line: int
+    end_column: int  # one past the last character
+    text: str  # what the model reads: citations removed
+    cited: bool
+    offset: int  # document offset of its start (ordered against directives)
+    suppressed: bool = False  # by a directive
+    score: float | None = None
+    status: str = ""  # one of CITED, FLAGGED, OK, SUPPRESSED, BASELINED
+
+    @property
+    def fingerprint(self) -> str:
+        """Identity of the sentence by its text alone, so a moved sentence keeps it."""
+        return hashlib.sha256(" ".join(self.text.split()).encode()).hexdigest()[:16]
+
+
+def sentences(drafts: Sequence[Draft], splitter: SentenceSplitter) -> list[list[Sentence]]:
+    """The sentences of every block of ``drafts``, one list per block, in order."""
+    blocks = [(draft, block) for draft in drafts for block in draft.blocks]
+    splits = splitter.split(block.text for _, block in blocks)
+    paragraphs: list[list[Sentence]] = []
+    by_draft: dict[int, list[Sentence]] = {}
+    for (draft, block), bounds in zip(blocks, splits, strict=True):
+        paragraphs.append(_block_sentences(draft, block, bounds))
+        by_draft.setdefault(id(draft), []).extend(paragraphs[-1])
+    for draft in drafts:
+        _apply_directives(draft.directives, by_draft.get(id(draft), []))
+    return paragraphs
+
+
+def _block_sentences(draft: Draft, block: Block, bounds: list[Span]) -> list[Sentence]:
+    text = block.text
+    bounds = join_across(bounds, sorted(block.cites + block.unbreakable))
+    bounds = attach_citation_only(text, bounds, block.cites)
+    found = []
+    for start, end in bounds:
+        if not _WORD.search(text, start, end):
+            continue
+        inside = [(a, b) for a, b in block.cites if start <= a < end]
+        doc_start, doc_end = block.origin(start, end)
+        cited = bool(inside) or _anchored(draft.cite_anchors, doc_start, doc_end) or (
+            block.cited_by_patterns and cit.missed_citation(_blanked(text, start, end, block.unbreakable)))
+        first, after = draft.locate(doc_start), draft.locate(doc_end)
+        found.append(Sentence(first.file, first.line, first.column, after.line, after.column,
+                              model_text(block, start, end, inside), cited, doc_start))
+    return found
+
+
+def model_text(block: Block, start: int, end: int, cites: Sequence[Span]) -> str:
+    """The sentence as the curation writes it to the dataset (citations removed), placeholders replaced."""
+    text = block.text
+    marks = [cit.Citation(a, b, text[a:b], (None,)) for a, b in cites]
+    cleaned = cit.normalize_space(cit.remove_citations(text, start, end, marks))
+    if marks:
+        cleaned = cit.strip_hanging_punctuation(cleaned, _CURATION.hanging_punctuation,
+                                               _CURATION.min_sentence_chars)
+    for placeholder, replacement in block.replacements.items():
+        cleaned = cleaned.replace(placeholder, replacement)
+    return cit.normalize_space(cleaned)
+
+
+def _blanked(text: str, start: int, end: int, spans: Sequence[Span]) -> str:
+    """``text[start:end]`` with ``spans`` (code, maths: no citation can be there) blanked."""
+    chars = list(text[start:end])
+    for a, b in spans:
+        for i in range(max(a, start), min(b, end)):
+            chars[i - start] = " "
+    return "".join(chars)
+
+
+def _anchored(anchors: list[int], start: int, end: int) -> bool:
+    """A citation outside the text (a footnote's) that sits within the sentence or right at its end."""
+    index = bisect.bisect_left(anchors, start)
+    return index < len(anchors) and anchors[index] <= end
+
+
+def _apply_directives(directives: Iterable[Directive], found: Iterable[Sentence]) -> None:
+    """``ignore`` suppresses the first sentence after it, ``off`` every sentence until ``on``."""
+    directives = sorted((d for d in directives if d.word in DIRECTIVES), key=lambda d: d.offset)
+    pending_ignore, off, i = False, False, 0
+    for sentence in sorted(found, key=lambda s: s.offset):
+        while i < len(directives) and directives[i].offset <= sentence.offset:
+            word = directives[i].word
+            pending_ignore = pending_ignore or word == IGNORE
+            off = word == OFF if word in (OFF, ON) else off
+            i += 1
+        sentence.suppressed = off or pending_ignore
+        pending_ignore = False
+
+
+def decide(sentence: Sentence, threshold: float) -> str:
+    """A scored sentence's status: cited sentences are never flagged."""
+    if sentence.cited:
+        return CITED
+    if sentence.score is None or sentence.score < threshold:
+        return OK
+    return SUPPRESSED if sentence.suppressed else FLAGGED
+
+
+def directive_warnings(draft: Draft) -> list[str]:
+    return [f"{draft.locate(d.offset)}: unknown citeworth directive {d.word!r} (ignore, off or on)"
+            for d in draft.directives if d.word not in DIRECTIVES]

@@ -1,0 +1,90 @@
+"""Scoring paragraphs with a saved model: what ``citeworth predict`` and ``citeworth check`` share.
+
+- ``load_model``: a model directory written by the train stage, or a clear error saying how to get one.
+- ``best_model``: the pipeline's best model by dev F1, read from the report stage's ``metrics/models.json``.
+- ``score_paragraphs``: records of the dataset shape (``samples`` of ``text``) in, one array of
+  P(cite-worthy) per record out, in chunks so batches stay full and memory stays flat.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterable, Iterator
+from pathlib import Path
+
+import numpy as np
+
+from citeworth.core.schema import NOT_CITE_WORTHY
+
+MODELS_SUMMARY = Path("metrics/models.json")  # written by the report stage
+MODELS_DIR = Path("models")  # train.models_dir: one folder per model name
+CHUNK = 256  # paragraphs scored together
+HOW_TO_TRAIN = (
+    "train one with `make demo` (every model of the demo), or `citeworth run download && citeworth run "
+    "curate && citeworth run assemble && citeworth run train -S 'models=[tfidf_lr]' && citeworth run "
+    "report`, or pass --model DIR (a models/<name> folder the train stage wrote)"
+)
+
+
+class NoModel(FileNotFoundError):
+    """No trained model where one was expected; the message says how to get one."""
+
+
+def load_model(directory: Path, batch_size: int | None = None):
+    """The ``TrainedModel`` saved in ``directory``; ``batch_size`` overrides its inference batch."""
+    from citeworth.models.base import load_trained
+
+    if not Path(directory).exists():
+        raise NoModel(f"no trained model at {directory}: {HOW_TO_TRAIN}")
+    model = load_trained(directory)
+    if batch_size and model.spec.optim is not None:
+        model.spec.optim.eval_batch_size = batch_size
+    return model
+
+
+def best_model(summary: Path = MODELS_SUMMARY, models_dir: Path = MODELS_DIR) -> Path:
+    """The folder of the model with the highest dev F1 in ``summary`` among those saved in
+    ``models_dir`` (ties: the first name in sorted order)."""
+    if not summary.exists():
+        raise NoModel(f"no trained model: {summary} does not exist here ({Path.cwd()}); {HOW_TO_TRAIN}")
+    rows = json.loads(summary.read_text(encoding="utf-8"))
+    if any("dev_f1" not in row for row in rows.values()):
+        raise NoModel(f"{summary} has no dev_f1 (written by an older report stage): rerun "
+                      "`citeworth run report`, or pass --model DIR")
+    saved = {name: row for name, row in rows.items() if (models_dir / name).is_dir()}
+    if not saved:
+        raise NoModel(f"{summary} names {sorted(rows)} but none is saved under {models_dir}/; {HOW_TO_TRAIN}")
+    name = max(sorted(saved), key=lambda n: saved[n]["dev_f1"])
+    return models_dir / name
+
+
+def score_paragraphs(model, paragraphs: Iterable[dict], chunk: int = CHUNK,
+                     progress: Callable[[int], object] | None = None) -> Iterator[tuple[dict, np.ndarray]]:
+    """Each record with the scores of its samples, in order. ``model`` is anything with the
+    ``TrainedModel.predict_proba`` interface; ``progress(n)`` is told of every chunk's sentences."""
+    for records in _chunks(paragraphs, chunk):
+        scores = model.predict_proba([_labelled(record) for record in records])
+        position = 0
+        for record in records:
+            count = len(record["samples"])
+            yield record, np.asarray(scores[position:position + count], dtype=float)
+            position += count
+        if progress is not None:
+            progress(position)
+
+
+def _labelled(record: dict) -> dict:
+    """The record with a placeholder label where a sample has none (models read labels, unused here)."""
+    samples = [{"label": NOT_CITE_WORTHY, **sample} for sample in record["samples"]]
+    return {**record, "samples": samples}
+
+
+def _chunks(items: Iterable[dict], size: int) -> Iterator[list[dict]]:
+    chunk: list[dict] = []
+    for item in items:
+        chunk.append(item)
+        if len(chunk) == size:
+            yield chunk
+            chunk = []
+    if chunk:
+        yield chunk
