@@ -3,7 +3,8 @@
 Suites run over the dataset's sentences and paragraphs, the split-integrity tables and (when
 ``raw_inputs`` are given) a sample of the raw papers. The spans-only baseline runs through the same
 sentence and paragraph suites for the side-by-side residual-marker rates, but never gates.
-Outputs: Data Docs at ``site_dir`` and ``summary_path``. A failed critical expectation raises
+Outputs: Data Docs at ``site_dir`` (with ``failures.json``: each failed expectation's example rows,
+which summary.json leaves out) and ``summary_path``. A failed critical expectation raises
 ``StageFailed`` naming it, its row count and example rows (so the CLI exits 1 and the DVC stage
 or Airflow task fails), after both outputs are written; a failed soft one is logged as a warning.
 """
@@ -29,6 +30,7 @@ from citeworth.sources import BadRecord, input_shards, read_shard
 
 log = logging.getLogger(__name__)
 BASELINE = "baseline_"  # prefix of the baseline's table names
+FAILURES_FILE = "failures.json"  # in the site: failed expectations of ours with their example rows
 
 __all__ = ["ValidateParams", "validate"]
 
@@ -47,6 +49,7 @@ def validate(params: ValidateParams) -> dict:
     theirs = [o for o in found if o.table.startswith(BASELINE)]
     result = summary({name: len(t.frame) for name, t in tables.items()}, ours, theirs, baseline_facts)
     write_json(Path(params.summary_path), result)
+    write_json(Path(params.site_dir) / FAILURES_FILE, {o.name: o.failure() for o in ours if not o.success})
     enforce(ours, Path(params.site_dir))
     return {
         "success": result["success"],

@@ -55,6 +55,11 @@ class Outcome:
             "unexpected_percent": _round(self.unexpected_percent),
         }
 
+    def failure(self) -> dict:
+        """A failed expectation as the results page shows it: its figures, why, and example rows."""
+        return {**self.metrics(), "why": self.why, "examples": list(self.examples),
+                "findings": self.findings, "error": self.error}
+
     def describe(self) -> str:
         """One failure: which expectation, how many rows, a few examples."""
         if self.error:

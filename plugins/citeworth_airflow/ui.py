@@ -1,9 +1,12 @@
-"""The "CiteWorth" page in the Airflow UI: latest dataset stats, quality gate result, model metrics.
+"""The "CiteWorth results" page in the Airflow UI: a thin shell over ``citeworth.results``.
 
 A FastAPI app mounted by the plugin at ``/citeworth``: ``/citeworth/`` is the HTML page (shown in
-the UI's nav through an external view), ``/citeworth/api/latest`` the same data as JSON and
-``/citeworth/quality/`` the Great Expectations Data Docs of the last validation. It only reads
-result files of the project checkout; it has no write endpoints.
+the UI's nav through an external view; ``?version=<data tag or runs/ branch>`` shows an older
+version), ``/citeworth/files/<plot>.png`` its images, ``/citeworth/static/`` its stylesheet,
+``/citeworth/api/latest`` the latest results as JSON and ``/citeworth/quality/`` the Great
+Expectations Data Docs of the last validation. The page is rendered on the server from the result
+files of the project checkout (no JavaScript); the only thing asked of Airflow is which DAG runs
+made a version. There are no write endpoints.
 
 Airflow does not authenticate the FastAPI apps of plugins, so every route here asks Airflow's auth
 manager itself: a JWT from ``POST /auth/token`` as ``Authorization: Bearer``, or the ``_token``
@@ -13,12 +16,11 @@ view ``CiteWorth results`` (403 without it; every role of the simple auth manage
 
 from __future__ import annotations
 
-import html
-import json
+from importlib.resources import files as package_files
 from typing import Annotated, Any
 
 from fastapi import Depends, FastAPI, HTTPException, Request, status
-from fastapi.responses import FileResponse, HTMLResponse
+from fastapi.responses import FileResponse, HTMLResponse, Response
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
 RESOURCE_NAME = "CiteWorth results"  # the custom view an auth manager grants (also the nav entry's name)
@@ -48,14 +50,47 @@ def _results() -> dict[str, Any]:
     return latest_results(results_root())
 
 
+def _version_files(version: str | None):
+    """The result files of ``version`` (a listed data tag or run branch), else of the working copy."""
+    from citeworth.results.files import open_files
+    from citeworth_airflow import project
+
+    try:
+        return open_files(project(), version)
+    except LookupError as exc:
+        raise HTTPException(status.HTTP_404_NOT_FOUND, detail=str(exc)) from exc
+
+
 @app.get("/api/latest")
 def latest() -> dict[str, Any]:
     return _results()
 
 
 @app.get("/", response_class=HTMLResponse)
-def page() -> str:
-    return render(_results())
+def page(version: str | None = None) -> str:
+    from citeworth.results.files import head_commit, list_refs
+    from citeworth.results.page import build_page, render
+    from citeworth_airflow import project
+
+    root = project()
+    return render(build_page(_version_files(version), list_refs(root), head_commit(root), find_runs))
+
+
+@app.get("/files/{path:path}")
+def image(path: str, version: str | None = None) -> Response:
+    """A plot of the page (PNG), from the version's plot files; nothing else is served."""
+    from citeworth.results.page import image as image_bytes
+
+    found = image_bytes(_version_files(version), path)
+    if found is None:
+        raise HTTPException(status.HTTP_404_NOT_FOUND, detail=f"no plot {path!r}")
+    return Response(found, media_type="image/png", headers={"Cache-Control": "private, max-age=60"})
+
+
+@app.get("/static/results.css")
+def stylesheet() -> Response:
+    css = package_files("citeworth.results").joinpath("static/results.css").read_text()
+    return Response(css, media_type="text/css")
 
 
 @app.get("/quality/{path:path}")
@@ -70,77 +105,36 @@ def data_docs(path: str) -> FileResponse:
     return FileResponse(target)
 
 
-def render(results: dict[str, Any]) -> str:
-    sections = [
-        ("Data versions", _list(results.get("versions") or [])),
-        ("Dataset", _table(_dataset_rows(results.get("dataset")))),
-        ("Quality gate", _table(_quality_rows(results.get("quality")))
-         + "<p><a href='quality/index.html'>Data Docs</a></p>"),
-        ("Models", _table(_metric_rows(results.get("models")))),
-        ("Domains", _json(results.get("domains"))),
-        ("Transfer", _json(results.get("transfer"))),
-    ]
-    body = "".join(f"<h2>{title}</h2>{content}" for title, content in sections)
-    return (
-        "<!doctype html><html><head><meta charset='utf-8'><title>CiteWorth</title><style>"
-        "body{font-family:sans-serif;margin:1.5rem}table{border-collapse:collapse}"
-        "td,th{border:1px solid #ccc;padding:.25rem .6rem;text-align:left}"
-        "pre{background:#f6f6f6;padding:.5rem}"
-        f"</style></head><body><h1>CiteWorth: latest results</h1>{body}</body></html>"
-    )
+DAGS = ("citeworth_dataset", "citeworth_models")
 
 
-def _dataset_rows(stats: dict | None) -> list[tuple[str, Any]]:
-    if not stats:
-        return []
-    rows = [(f"overall {key}", value) for key, value in sorted((stats.get("overall") or {}).items())
-            if not isinstance(value, (dict, list))]
-    for split, values in sorted((stats.get("splits") or {}).items()):
-        rows += [(f"{split} {key}", value) for key, value in sorted(values.items())
-                 if not isinstance(value, (dict, list))]
-    return rows
+def find_runs(tag: str | None = None, run_id: str | None = None) -> list[dict]:
+    """The DAG runs behind a version, from Airflow's metadata DB: the run whose dataset asset event
+    announced data tag ``tag``, the run ``run_id``, or (neither given) the latest run of each DAG."""
+    from airflow.models.asset import AssetEvent
+    from airflow.models.dagrun import DagRun
+    from airflow.utils.session import create_session
+    from sqlalchemy import select
+
+    with create_session() as session:
+        if tag is not None:
+            events = session.scalars(select(AssetEvent).where(AssetEvent.source_dag_id == DAGS[0])
+                                     .order_by(AssetEvent.timestamp.desc()).limit(500))
+            keys = [(e.source_dag_id, e.source_run_id) for e in events
+                    if (e.extra or {}).get("tag") == tag][:1]
+        elif run_id is not None:
+            keys = [(dag_id, run_id) for dag_id in DAGS]
+        else:
+            keys = [(dag_id, latest) for dag_id in DAGS
+                    if (latest := session.scalar(select(DagRun.run_id).where(DagRun.dag_id == dag_id)
+                                                 .order_by(DagRun.run_after.desc()).limit(1)))]
+        runs = [session.scalar(select(DagRun).where(DagRun.dag_id == d, DagRun.run_id == r)) for d, r in keys]
+        return [_run_facts(run) for run in runs if run is not None]
 
 
-def _quality_rows(summary: dict | None) -> list[tuple[str, Any]]:
-    """The verdict and counts; the per-expectation details live in the Data Docs."""
-    if not summary:
-        return []
-    rows = []
-    for key, value in sorted(summary.items()):
-        if isinstance(value, list):
-            rows.append((key, "; ".join(map(str, value)) or "none"))
-        elif not isinstance(value, dict):
-            rows.append((key, value))
-    return rows
+def _run_facts(run) -> dict:
+    def when(moment) -> str | None:
+        return moment.isoformat(timespec="seconds") if moment else None
 
-
-def _metric_rows(models: dict | None) -> list[tuple[str, Any]]:
-    if not models:
-        return []
-    return [(values.get("label", name), _scores(values)) for name, values in sorted(models.items())]
-
-
-def _scores(values: dict) -> str:
-    if {"f1", "precision", "recall"} <= set(values):
-        return (f"F1 {values['f1']:.4f} ± {values.get('f1_std', 0):.4f}, P {values['precision']:.4f}, "
-                f"R {values['recall']:.4f}")
-    return json.dumps(values, sort_keys=True)
-
-
-def _table(rows: list[tuple[str, Any]]) -> str:
-    if not rows:
-        return "<p>not produced yet</p>"
-    cells = "".join(f"<tr><th>{html.escape(str(k))}</th><td>{html.escape(str(v))}</td></tr>" for k, v in rows)
-    return f"<table>{cells}</table>"
-
-
-def _list(items: list[str]) -> str:
-    if not items:
-        return "<p>none yet</p>"
-    return "<ul>" + "".join(f"<li>{html.escape(item)}</li>" for item in items) + "</ul>"
-
-
-def _json(value: Any) -> str:
-    if value is None:
-        return "<p>not produced yet</p>"
-    return f"<pre>{html.escape(json.dumps(value, indent=2, sort_keys=True))}</pre>"
+    return {"dag_id": run.dag_id, "run_id": run.run_id, "state": str(run.state),
+            "run_type": str(run.run_type), "start_date": when(run.start_date), "end_date": when(run.end_date)}

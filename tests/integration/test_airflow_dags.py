@@ -228,6 +228,21 @@ class Airflow:
             pass
 
 
+def standalone_env(home: Path, workspace: Path, migrated_db: Path, port: int) -> dict[str, str]:
+    """The environment of an ``airflow standalone`` on 127.0.0.1:``port`` over ``workspace``."""
+    return airflow_env(
+        home, workspace, migrated_db,
+        AIRFLOW__API__HOST="127.0.0.1", AIRFLOW__API__PORT=str(port),
+        AIRFLOW__CORE__EXECUTION_API_SERVER_URL=f"http://127.0.0.1:{port}/execution/",
+        AIRFLOW__CORE__EXECUTOR="LocalExecutor", AIRFLOW__CORE__PARALLELISM="3",
+        AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_USERS="admin:admin",
+        # Only runs this test asks for: no automatic run of the latest weekly interval.
+        AIRFLOW__SCHEDULER__USE_JOB_SCHEDULE="False",
+        AIRFLOW__LOGGING__WORKER_LOG_SERVER_PORT=str(_free_port()),
+        AIRFLOW__LOGGING__TRIGGER_LOG_SERVER_PORT=str(_free_port()),
+    )
+
+
 RESULT_PAGES = ("/citeworth/", "/citeworth/api/latest", "/citeworth/quality/index.html")
 
 

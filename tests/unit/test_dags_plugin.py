@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -46,6 +47,7 @@ def project(tmp_path: Path, monkeypatch, logged_in) -> Path:
                     "-m", "x"], cwd=tmp_path, check=True)
     subprocess.run(["git", "tag", "data/demo/demo-v1"], cwd=tmp_path, check=True)
     monkeypatch.setenv("CITEWORTH_PROJECT_DIR", str(tmp_path))
+    monkeypatch.setattr(ui, "find_runs", lambda **query: [])  # no Airflow metadata DB here
     return tmp_path
 
 
@@ -55,15 +57,33 @@ def test_results_page_shows_versions_dataset_quality_and_models_escaped(project)
     client = TestClient(ui.app)
     page = client.get("/")
     assert page.status_code == 200 and page.headers["content-type"].startswith("text/html")
-    html = page.text
-    assert "data/demo/demo-v1" in html
-    assert "overall sentences</th><td>345" in html and "test papers</th><td>2" in html
-    assert "success</th><td>True" in html and "warnings</th><td>raw_records.has_fields_of_study" in html
-    assert "Logistic Regression</th><td>F1 0.8000 ± 0.0000, P 1.0000, R 0.6667" in html
+    html = re.sub(r">\s+<", "><", page.text)
+    assert '<option value="data/demo/demo-v1">' in html  # the version picker: a plain GET form
+    assert "<th>Sentences</th><td>345</td>" in html and "<th>Papers</th><td>12</td><td>2</td>" in html
+    assert 'class="verdict passed">passed' in html and "raw_records.has_fields_of_study" in html
+    assert "<th>Logistic Regression <small" in html and "<strong>80.00 <small>± 0.00</small></strong>" in html
     assert "&lt;script&gt;x&lt;/script&gt;" in html and "<script>" not in html
-    assert "Domains</h2><p>not produced yet" in html
+    assert "Table 5" not in html  # the domain study did not run: no section, no placeholder
+    assert client.get("/static/results.css").headers["content-type"].startswith("text/css")
     latest = client.get("/api/latest").json()
     assert latest["quality"]["success"] is True and latest["versions"] == ["data/demo/demo-v1"]
+
+
+def test_results_page_serves_its_plots_and_older_versions_only(project, monkeypatch):
+    from fastapi.testclient import TestClient
+
+    (project / "plots" / "models" / "tfidf_lr").mkdir(parents=True)
+    (project / "plots" / "models" / "tfidf_lr" / "pr_curve.csv").write_text(
+        "threshold,precision,recall\n0.5,1.0,0.5\n")
+    client = TestClient(ui.app)
+    png = client.get("/files/plots/models/tfidf_lr/pr_curve.png")
+    assert png.status_code == 200 and png.headers["content-type"] == "image/png"
+    assert png.content.startswith(b"\x89PNG")
+    for refused in ("/files/plots/models/tfidf_lr/pr_curve.csv", "/files/reports/dataset_stats.json",
+                    "/files/plots/../params.png"):
+        assert client.get(refused).status_code == 404, refused
+    assert client.get("/", params={"version": "data/demo/demo-v1"}).status_code == 200
+    assert client.get("/", params={"version": "HEAD"}).status_code == 404
 
 
 def test_data_docs_are_served_and_nothing_outside_them(project):
@@ -81,7 +101,8 @@ def test_without_a_login_every_route_answers_401_and_nothing_else_is_served(proj
 
     ui.app.dependency_overrides.clear()
     client = TestClient(ui.app)
-    for path in ("/", "/api/latest", "/quality/index.html", "/quality/missing.html"):
+    for path in ("/", "/api/latest", "/quality/index.html", "/quality/missing.html", "/static/results.css",
+                 "/files/plots/domains/heatmap.png"):
         assert client.get(path).status_code == 401, path
     assert client.get("/", cookies={"other": "x"}).status_code == 401
     for path in ("/docs", "/redoc", "/openapi.json"):  # served outside the app's dependencies: off

@@ -190,6 +190,17 @@ def test_split_faults_name_their_rows(dirty):
     assert counts["unexpected_count"] == 2 and counts["success"] is False
 
 
+def test_failures_json_keeps_the_example_rows_summary_json_leaves_out(dirty):
+    _, summary, project = dirty
+    failures = json.loads((project / "reports" / "quality" / "site" / "failures.json").read_text())
+    assert set(failures) == EXPECTED_FAILURES | set(summary["warnings"])
+    leak = failures["split_papers.paper_in_one_split"]
+    assert leak["severity"] == "critical" and leak["unexpected_count"] == 2 and leak["why"]
+    shown = {(row["paper_id"], row["split"]) for row in leak["examples"]}
+    assert shown >= {("f_leak", "test"), ("f_leak", "train")}
+    assert "examples" not in summary["expectations"]["split_papers.paper_in_one_split"]
+
+
 def test_soft_expectations_only_warn(dirty):
     summary = dirty[1]
     assert summary["warnings"] == ["sentences.no_other_placeholder"]

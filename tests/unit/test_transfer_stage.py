@@ -73,6 +73,7 @@ def test_transfer_stage(tmp_path, monkeypatch, tiny_encoder, mirror, edit_code):
     assert metrics["tasks"]["citation_intent"]["metric"] == "macro_f1"
     assert metrics["tasks"]["NCBI-disease"]["metric"] == "span_f1"
     for task in metrics["tasks"].values():
+        assert task["test_items"] == 8  # max_test
         for stats in task["test"].values():
             assert stats["n"] == 2 and 0 <= stats["mean"] <= 1
     runs = sorted(p.name for p in (tmp_path / "metrics/transfer/NCBI-disease").iterdir())

@@ -150,7 +150,8 @@ def fine_tune(encoder_name: str, data: TaskData, params: FineTuneParams, seed: i
     scores = {split: evaluate(model, adapter, data, split, params.optim.eval_batch_size, device)
               for split in ("dev", "test")}
     return {**scores, "steps": history[-1]["step"] if history else 0,
-            "train_loss": history[-1]["train_loss"] if history else None}
+            "train_loss": history[-1]["train_loss"] if history else None,
+            "test_items": len(data.splits["test"])}
 
 
 def evaluate(module: nn.Module, adapter: loop.Adapter, data: TaskData, split: str, batch_size: int,

@@ -18,6 +18,8 @@ def aggregate(tasks: list[TaskSpec], results: dict, pretrained: dict, params: Tr
         runs = results[task.name]
         per_task[task.name] = {
             "display": task.display, "metric": task.metric,
+            # every run of a task scores the same test examples (sentences for the NER tasks)
+            "test_items": runs[BASE][0].get("test_items"),
             "test": {v: rounded(mean_std([r["test"] for r in runs[v]])) for v in variants},
             "dev": {v: rounded(mean_std([r["dev"] for r in runs[v]])) for v in variants},
         }
