@@ -407,7 +407,7 @@ def main() -> None:
                     "load_average_at_start": [round(x, 2) for x in os.getloadavg()]})
     results["s2orc_shaped"] = measure_s2orc_shaped()
     if not args.only:
-        curate_params = stage_params("curate", path=ROOT / "params.yaml")  # ${download.release} resolved
+        curate_params = stage_params("curate", path=ROOT / "params.yaml")  # {{download.release}} resolved
         demo_inputs = [dataclasses.asdict(spec) for spec in curate_params.inputs]
         results["demo"] = measure_corpus("demo corpus", demo_inputs)
         results.pop("large", None)

@@ -57,7 +57,7 @@ def params_class(fn: Callable[[Any], Any]) -> type:
 
 def stage_params(name: str, overrides: list[str] = (), path: Path = DEFAULT_PARAMS) -> Any:
     """The typed params of stage ``name``: its params.yaml section plus ``key=value`` overrides, with
-    ``${section.key}`` references resolved against the whole file."""
+    ``{{section.key}}`` references resolved against the whole file."""
     fn = stage_function(name)
     document = load_document(path)
     values = apply_overrides(section_of(document, name, path), list(overrides))

@@ -19,9 +19,11 @@ T = TypeVar("T")
 DEFAULT_PARAMS = Path("params.yaml")
 # A profile's key naming the params file it changes (e.g. params/paper.yaml: the paper's settings).
 EXTENDS = "extends"
-# ``${section.key}`` in a params.yaml string: that value of the file, e.g. the download release in
-# the curate inputs' paths, so switching the release is one change that every stage follows.
-REFERENCE = re.compile(r"\$\{([A-Za-z_][\w-]*(?:\.[A-Za-z_][\w-]*)*)\}")
+# ``{{section.key}}`` in a params.yaml string: that value of the file, e.g. the download release in
+# the curate inputs' paths, so switching the release is one change that every stage follows. Not
+# ``${...}``: `dvc exp run -S` rewrites params.yaml through OmegaConf, which would resolve those and
+# write the values back, so every stage reading them would look changed to DVC.
+REFERENCE = re.compile(r"\{\{([A-Za-z_][\w-]*(?:\.[A-Za-z_][\w-]*)*)\}\}")
 
 
 class ParamsError(ValueError):
@@ -68,12 +70,12 @@ def section_of(document: dict[str, Any], section: str, path: Path = DEFAULT_PARA
 
 
 def load_section(section: str, path: Path = DEFAULT_PARAMS) -> dict[str, Any]:
-    """One section as written (``${...}`` references unresolved)."""
+    """One section as written (``{{...}}`` references unresolved)."""
     return section_of(load_document(path), section, path)
 
 
 def resolve_references(value: Any, document: dict[str, Any], where: str = "params") -> Any:
-    """``value`` with every ``${section.key}`` in its strings replaced by that scalar of ``document``
+    """``value`` with every ``{{section.key}}`` in its strings replaced by that scalar of ``document``
     (itself resolved); a reference to nothing, to a list or mapping, or in a cycle is an error."""
     return _resolve(value, document, where, ())
 
@@ -83,21 +85,21 @@ def _resolve(value: Any, document: dict[str, Any], where: str, chain: tuple[str,
         return {k: _resolve(v, document, f"{where}.{k}", chain) for k, v in value.items()}
     if isinstance(value, list):
         return [_resolve(v, document, where, chain) for v in value]
-    if not isinstance(value, str) or "${" not in value:
+    if not isinstance(value, str) or "{{" not in value:
         return value
     return REFERENCE.sub(lambda match: _referenced(match.group(1), document, where, chain), value)
 
 
 def _referenced(name: str, document: dict[str, Any], where: str, chain: tuple[str, ...]) -> str:
     if name in chain:
-        raise ParamsError(f"{where}: ${{{name}}} refers to itself ({' -> '.join([*chain, name])})")
+        raise ParamsError(f"{where}: {{{{{name}}}}} refers to itself ({' -> '.join([*chain, name])})")
     node: Any = document
     for part in name.split("."):
         if not isinstance(node, dict) or part not in node:
-            raise ParamsError(f"{where}: ${{{name}}} names no value of params.yaml")
+            raise ParamsError(f"{where}: {{{{{name}}}}} names no value of params.yaml")
         node = node[part]
     if isinstance(node, (dict, list)) or node is None:
-        raise ParamsError(f"{where}: ${{{name}}} must name a string or number, not {node!r}")
+        raise ParamsError(f"{where}: {{{{{name}}}}} must name a string or number, not {node!r}")
     return str(_resolve(node, document, name, (*chain, name)))
 
 

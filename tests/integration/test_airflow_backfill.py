@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import copy
 import json
+import os
 import sys
 import time
 from pathlib import Path
@@ -31,7 +32,11 @@ from test_airflow_dags import (
 from citeworth.orchestration import params_file
 from citeworth.orchestration.versioning import DATASET_STAGES
 
-pytestmark = pytest.mark.slow
+# About 25-45 minutes on 2 cores (two releases built by Airflow, two models runs, then each release
+# again by `dvc repro` in a clean clone): over the CI budget, so it runs where asked for.
+pytestmark = [pytest.mark.slow, pytest.mark.skipif(
+    os.environ.get("CITEWORTH_BACKFILL_TEST") != "1",
+    reason="the backfill end to end takes 25-45 min: set CITEWORTH_BACKFILL_TEST=1 to run it")]
 
 RELEASES = ("demo-v1", "demo-v2")
 BACKFILL = ["--dag-id", "citeworth_dataset", "--from-date", "2024-01-01", "--to-date", "2024-03-01",
@@ -42,7 +47,7 @@ OUTPUT_DIRS = ("raw", "interim", "interim_baseline", "data", "models", "metrics"
 def _tiny_defaults(project: Path) -> None:
     """Commit TINY_MODELS as the clone's defaults: what runs on the defaults train, on a budget."""
     updates = copy.deepcopy(params_file.form_updates(TINY_MODELS))
-    scibert = "raw/demo/${download.release}/github/allenai/scibert/data"  # the release a run builds
+    scibert = "raw/demo/{{download.release}}/github/allenai/scibert/data"  # the release a run builds
     updates["transfer"]["downstream"]["data_root"] = scibert
     params_file.apply_params(project, updates)
     git(project, "commit", "--quiet", "-am", "Deployment defaults: one TF-IDF model on a budget")

@@ -1,4 +1,4 @@
-"""``${section.key}`` references in params.yaml: resolved by the params loader for every stage."""
+"""``{{section.key}}`` references in params.yaml: resolved by the params loader for every stage."""
 
 from __future__ import annotations
 
@@ -18,19 +18,19 @@ RELEASE_READERS = {"curate": "inputs", "curate_baseline": "inputs", "validate": 
 
 
 def test_references_resolve_to_scalars_of_the_document_themselves_resolved():
-    document = {"download": {"release": "demo-v2", "dir": "raw/${download.release}"},
-                "curate": {"glob": "${download.dir}/*.xml", "n": 3}}
-    resolved = resolve_references({"inputs": [{"glob": "${download.dir}/a/${curate.n}"}], "k": 1}, document)
+    document = {"download": {"release": "demo-v2", "dir": "raw/{{download.release}}"},
+                "curate": {"glob": "{{download.dir}}/*.xml", "n": 3}}
+    resolved = resolve_references({"inputs": [{"glob": "{{download.dir}}/a/{{curate.n}}"}], "k": 1}, document)
     assert resolved == {"inputs": [{"glob": "raw/demo-v2/a/3"}], "k": 1}
 
 
 @pytest.mark.parametrize(("value", "message"), [
-    ("${download.nothing}", r"\$\{download.nothing\} names no value"),
-    ("${download}", "must name a string or number"),
-    ("${loop.a}", "refers to itself"),
+    ("{{download.nothing}}", r"\{\{download.nothing\}\} names no value"),
+    ("{{download}}", "must name a string or number"),
+    ("{{loop.a}}", "refers to itself"),
 ])
 def test_a_bad_reference_is_a_params_error_naming_it(value, message):
-    document = {"download": {"release": "x"}, "loop": {"a": "${loop.b}", "b": "${loop.a}"}}
+    document = {"download": {"release": "x"}, "loop": {"a": "{{loop.b}}", "b": "{{loop.a}}"}}
     with pytest.raises(ParamsError, match=message):
         resolve_references({"glob": value}, document, "curate")
 
