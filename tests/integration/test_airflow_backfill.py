@@ -25,8 +25,8 @@ from test_airflow_dags import (
     Airflow,
     _assert_results_need_a_login,
     _free_port,
-    airflow_env,
     migrated_db,  # noqa: F401 -- fixture
+    standalone_env,
 )
 
 from citeworth.orchestration import params_file
@@ -59,17 +59,7 @@ def deployment(tmp_path, migrated_db, mirror):  # noqa: F811
     _tiny_defaults(project)
     home = tmp_path / "airflow_home"
     port = _free_port()
-    env = airflow_env(
-        home, project, migrated_db,
-        AIRFLOW__API__HOST="127.0.0.1", AIRFLOW__API__PORT=str(port),
-        AIRFLOW__CORE__EXECUTION_API_SERVER_URL=f"http://127.0.0.1:{port}/execution/",
-        AIRFLOW__CORE__EXECUTOR="LocalExecutor", AIRFLOW__CORE__PARALLELISM="4",
-        AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_USERS="admin:admin",
-        # Only runs this test asks for: no automatic run of the latest weekly interval.
-        AIRFLOW__SCHEDULER__USE_JOB_SCHEDULE="False",
-        AIRFLOW__LOGGING__WORKER_LOG_SERVER_PORT=str(_free_port()),
-        AIRFLOW__LOGGING__TRIGGER_LOG_SERVER_PORT=str(_free_port()),
-    )
+    env = standalone_env(home, project, migrated_db, port)
     cli = _cli(project, env)
     cli("pools", "set", "citeworth_versioning", "1", "citeworth: one run at a time writes the repository")
     airflow = Airflow(home, env, port)
