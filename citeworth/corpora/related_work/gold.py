@@ -36,8 +36,7 @@ def gold_inputs(project: Path, mirror: Path) -> list[InputSpec]:
     from the mirror when the downloaded release lacks it (demo-v1; demo-v2 holds it)."""
     document = load_document(project / "params.yaml")
     inputs = resolve_references(document["related_work"]["inputs"], document, "related_work.inputs")
-    absolute = lambda item: {key: str(project / item[key]) for key in ("glob", "metadata") if item.get(key)}  # noqa: E731
-    located = [InputSpec(**(item | absolute(item))) for item in inputs]
+    located = [InputSpec(**(item | _paths_under(project, item))) for item in inputs]
     if any(spec.glob.endswith(PLOS_STARTER) and glob.glob(spec.glob) for spec in located):
         return located
     return [*located, InputSpec("jats", str(mirror / PLOS_STARTER))]
@@ -82,3 +81,8 @@ def score(found: dict[tuple[str, str], dict], gold: dict) -> dict:
         "share_anchors_mapped": round(mapped / gold_anchors, 4) if gold_anchors else None,
         "papers": rows,
     }
+
+
+def _paths_under(project: Path, item: dict) -> dict[str, str]:
+    """An input's file paths (glob, metadata) as absolute paths under ``project``."""
+    return {key: str(project / item[key]) for key in ("glob", "metadata") if item.get(key)}
