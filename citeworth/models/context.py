@@ -1,8 +1,9 @@
 """The contextual model (the paper's Longformer-Ctx, on any encoder) and its Solo control.
 
 A paragraph goes in whole: ``[CLS] s1 [SEP] s2 [SEP] ... sn [SEP]``. The encoder's hidden state at
-each [SEP] passes through one hidden layer and a classifier: one logit pair per sentence, in order.
-With a Longformer encoder the [SEP] tokens (and [CLS]) get global attention.
+each [SEP] (``pooling: sep``, the paper's) or the mean of the hidden states over a sentence's tokens
+and its [SEP] (``pooling: mean``) passes through one hidden layer and a classifier: one logit pair
+per sentence, in order. With a Longformer encoder the [SEP] tokens (and [CLS]) get global attention.
 
 Paragraphs longer than the encoder's window are split into overlapping windows of whole
 sentences (never silently truncated): each sentence is scored in the window where it has the most
@@ -67,8 +68,9 @@ def window_owners(windows: list[tuple[int, int]], n: int) -> list[int]:
 class ContextAdapter(loop.Adapter):
     """One item per window; its labels/index are those of the sentences the window owns."""
 
-    def __init__(self, tokenizer, window: int, overlap: int, solo: bool, longformer: bool):
-        self.tokenizer, self.window, self.overlap = tokenizer, window, overlap
+    def __init__(self, tokenizer, window: int, overlap: int, solo: bool, longformer: bool,
+                 pooling: str = "sep"):
+        self.tokenizer, self.window, self.overlap, self.pooling = tokenizer, window, overlap, pooling
         self.solo, self.longformer = solo, longformer
         self.last_stats: dict = {}
 
@@ -101,31 +103,35 @@ class ContextAdapter(loop.Adapter):
         return items
 
     def _item(self, tokens, offset, a, b, owned, y, w) -> tuple[loop.Item, int]:
-        ids, seps, cut = [self.tokenizer.cls_token_id], [], 0
+        ids, starts, seps, cut = [self.tokenizer.cls_token_id], [], [], 0
         room = self.window - 2  # [CLS] and the sentence's own [SEP]
         for k in range(a, b):
             sentence = tokens[offset + k]
             if len(sentence) > room:
                 sentence, cut = sentence[:room], cut + 1
+            starts.append(len(ids))
             ids.extend(sentence)
             ids.append(self.tokenizer.sep_token_id)
             seps.append(len(ids) - 1)
         rows = [offset + k for k in owned]
         item = loop.Item(ids, [int(y[r]) for r in rows], [float(w[r]) for r in rows], rows,
-                         {"seps": seps, "owned": [k - a for k in owned]})
+                         {"starts": starts, "seps": seps, "owned": [k - a for k in owned]})
         return item, cut
 
     def collate(self, items: list[loop.Item]) -> loop.Batch:
         ids, mask = loop.pad([item.input_ids for item in items], self.tokenizer.pad_token_id)
-        sep_batch, sep_pos, select, row = [], [], [], 0
+        sep_batch, sep_pos, starts, select, row = [], [], [], [], 0
         for b, item in enumerate(items):
             sep_batch.extend([b] * len(item.extra["seps"]))
             sep_pos.extend(item.extra["seps"])
+            starts.extend(item.extra["starts"])
             select.extend(row + k for k in item.extra["owned"])
             row += len(item.extra["seps"])
         inputs = {"input_ids": ids, "attention_mask": mask,
                   "sep_batch": torch.tensor(sep_batch, dtype=torch.long),
                   "sep_pos": torch.tensor(sep_pos, dtype=torch.long)}
+        if self.pooling == "mean":
+            inputs["span_start"] = torch.tensor(starts, dtype=torch.long)
         if self.longformer:
             global_mask = torch.zeros_like(ids)
             global_mask[:, 0] = 1
@@ -136,7 +142,8 @@ class ContextAdapter(loop.Adapter):
 
 
 class ContextClassifier(nn.Module):
-    """Encoder → hidden state at every [SEP] → one hidden layer (tanh) → classifier."""
+    """Encoder → a vector per sentence (its [SEP]'s state, or the mean over its span when the batch
+    gives ``span_start``) → one hidden layer (tanh) → classifier."""
 
     def __init__(self, encoder: nn.Module, head_hidden: int | None, dropout: float):
         super().__init__()
@@ -150,12 +157,17 @@ class ContextClassifier(nn.Module):
         return self.encoder.get_input_embeddings()
 
     def forward(self, input_ids=None, attention_mask=None, sep_batch=None, sep_pos=None,
-                global_attention_mask=None, inputs_embeds=None) -> torch.Tensor:
+                global_attention_mask=None, inputs_embeds=None, span_start=None) -> torch.Tensor:
         extra = {} if global_attention_mask is None else {"global_attention_mask": global_attention_mask}
         states = self.encoder(input_ids=input_ids, attention_mask=attention_mask,
                               inputs_embeds=inputs_embeds, **extra).last_hidden_state
-        at_seps = states[sep_batch, sep_pos]  # (all [SEP]s of the batch, hidden) in item then position order
-        return self.classifier(self.dropout(torch.tanh(self.hidden(at_seps))))
+        if span_start is None:
+            vectors = states[sep_batch, sep_pos]  # (all [SEP]s, hidden), item then position order
+        else:  # span sums from running sums: the tokens start..sep of each sentence, [SEP] included
+            sums = torch.nn.functional.pad(states.cumsum(dim=1), (0, 0, 1, 0))
+            span = sums[sep_batch, sep_pos + 1] - sums[sep_batch, span_start]
+            vectors = span / (sep_pos + 1 - span_start).unsqueeze(-1).to(span.dtype)
+        return self.classifier(self.dropout(torch.tanh(self.hidden(vectors))))
 
 
 class ContextModel(TorchModel):
@@ -174,7 +186,7 @@ def _assemble(spec: ModelSpec, encoder, tokenizer) -> tuple[ContextClassifier, C
     window = encoders.max_window(encoder.config, tokenizer, cap=params.window)
     longformer = encoders.is_longformer(encoder.config)
     module = ContextClassifier(encoder, params.head_hidden, params.dropout)
-    return module, ContextAdapter(tokenizer, window, params.overlap, params.solo, longformer)
+    return module, ContextAdapter(tokenizer, window, params.overlap, params.solo, longformer, params.pooling)
 
 
 def fit(spec: ModelSpec, train: list[dict], dev: list[dict], seed: int, work_dir: Path | None = None,

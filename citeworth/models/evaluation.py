@@ -53,21 +53,26 @@ def _ratio(numerator: float, denominator: float) -> float:
 
 
 def classification_metrics(y_true: np.ndarray, scores: np.ndarray, fields: Sequence[str]) -> dict:
-    """Overall and per-field P/R/F1 at ``THRESHOLD``, the confusion matrix, ROC AUC and PR AUC
-    (average precision: the area under the step-wise precision-recall curve)."""
+    """Overall and per-field P/R/F1 at ``THRESHOLD``, the confusion matrix, ROC AUC and PR AUC."""
     y_true = np.asarray(y_true)
     y_pred = (np.asarray(scores) >= THRESHOLD).astype(np.int64)
     metrics = prf(y_true, y_pred)
     tn, fp, fn, tp = confusion_matrix(y_true, y_pred, labels=[0, 1]).ravel()
     metrics["confusion"] = {"tn": int(tn), "fp": int(fp), "fn": int(fn), "tp": int(tp)}
-    has_both = 0 < metrics["n_positive"] < len(y_true)
-    metrics["roc_auc"] = float(roc_auc_score(y_true, scores)) if has_both else None
-    metrics["pr_auc"] = float(average_precision_score(y_true, scores)) if has_both else None
+    metrics.update(ranking_metrics(y_true, scores))
     field_array = np.asarray(fields)
     metrics["per_field"] = {
         name: prf(y_true[field_array == name], y_pred[field_array == name]) for name in sorted(set(fields))
     }
     return metrics
+
+
+def ranking_metrics(y_true: np.ndarray, scores: np.ndarray) -> dict:
+    """ROC AUC and PR AUC (average precision: the area under the step-wise precision-recall curve);
+    None when the labels hold one class only."""
+    has_both = 0 < int(np.sum(y_true)) < len(y_true)
+    return {"roc_auc": float(roc_auc_score(y_true, scores)) if has_both else None,
+            "pr_auc": float(average_precision_score(y_true, scores)) if has_both else None}
 
 
 def pr_curve_rows(y_true: np.ndarray, scores: np.ndarray) -> list[dict]:

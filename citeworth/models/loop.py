@@ -1,8 +1,9 @@
 """The one torch training loop every neural model uses.
 
 AdamW with linear warmup and decay, gradient accumulation, gradient clipping, early stopping on
-dev F1, resumable checkpoints (a killed run continues from its last checkpoint with the same data
-order and RNG state), DVCLive logging, CPU or GPU automatically.
+a dev score (``optim.select_on``: F1 or PR AUC), resumable checkpoints (a killed run continues
+from its last checkpoint with the same data order and RNG state), DVCLive logging, CPU or GPU
+automatically.
 
 On CUDA the loop trains in mixed precision (``Precision``: bf16 autocast where the GPU supports it,
 else fp16 autocast with a gradient scaler), a background thread collates and pins the next batches
@@ -37,7 +38,7 @@ from tqdm.auto import tqdm
 
 from citeworth.core.fingerprint import fingerprint
 from citeworth.core.io import atomic_write
-from citeworth.models.evaluation import THRESHOLD, prf
+from citeworth.models.evaluation import THRESHOLD, prf, ranking_metrics
 from citeworth.models.spec import OptimParams
 
 log = logging.getLogger(__name__)
@@ -246,10 +247,12 @@ class DevSet:
     items: list[Item]
     labels: np.ndarray
 
-    def f1(self, module, adapter, batch_size, device, precision: Precision = Precision()) -> float:
+    def evaluate(self, module, adapter, batch_size, device, precision: Precision = Precision()) -> dict:
+        """Dev F1 (at the threshold) and PR AUC, the scores ``optim.select_on`` chooses from."""
         scores = predict_proba(module, adapter, self.items, len(self.labels), batch_size, device, "dev",
                                precision)
-        return prf(self.labels, (scores >= THRESHOLD).astype(np.int64))["f1"]
+        return {"f1": prf(self.labels, (scores >= THRESHOLD).astype(np.int64))["f1"],
+                "pr_auc": ranking_metrics(self.labels, scores)["pr_auc"]}
 
 
 @dataclass
@@ -257,7 +260,7 @@ class LoopState:
     step: int = 0  # optimizer steps done
     epoch: int = 0
     batch_in_epoch: int = 0  # batches of ``epoch`` already consumed
-    best_f1: float = -1.0
+    best_score: float = -1.0  # the best dev score of ``optim.select_on``
     best_step: int = 0
     bad_evals: int = 0
     stopped: bool = False
@@ -390,25 +393,28 @@ class _Trainer:
         state = self.state
         train_loss = self._mean_loss()
         self.loss_sum, self.loss_batches = 0.0, 0
-        f1 = None
+        dev = {}
         if self.dev:
-            f1 = self.dev.f1(self.module, self.adapter, self.optim.eval_batch_size, self.device,
-                             self.precision)
+            dev = self.dev.evaluate(self.module, self.adapter, self.optim.eval_batch_size, self.device,
+                                    self.precision)
         self.module.train()
-        improved = f1 is not None and f1 > state.best_f1
+        score = dev.get(self.optim.select_on)
+        improved = score is not None and score > state.best_score
         if improved:
-            state.best_f1, state.best_step, state.bad_evals = f1, state.step, 0
+            state.best_score, state.best_step, state.bad_evals = score, state.step, 0
             self.best_state = _cpu_copy(self.module)
-        elif f1 is None:  # no dev set, no best: the last weights are the result
+        elif not dev:  # no dev set, no best: the last weights are the result
             state.best_step = state.step
         else:
             state.bad_evals += 1
             state.stopped = state.bad_evals >= self.optim.patience
         entry = {"step": state.step, "epoch": state.epoch, "train_loss": round(train_loss, 6),
-                 "dev_f1": None if f1 is None else round(f1, 6), "lr": self.scheduler.get_last_lr()[0]}
+                 **{f"dev_{k}": _rounded(dev.get(k)) for k in ("f1", "pr_auc")},
+                 "lr": self.scheduler.get_last_lr()[0]}
         state.history.append(entry)
-        log.info("%s step %d: train loss %.4f, dev F1 %s%s", self.desc, state.step, train_loss,
-                 "-" if f1 is None else f"{f1:.4f}", " (stopping early)" if state.stopped else "")
+        shown = (f"{v:.4f}" if v is not None else "-" for v in (dev.get("f1"), dev.get("pr_auc")))
+        log.info("%s step %d: train loss %.4f, dev F1 %s, dev PR AUC %s%s", self.desc, state.step,
+                 train_loss, *shown, " (stopping early)" if state.stopped else "")
         self._log_live(entry)
         if self.checkpoints:
             self.checkpoints.save(self.module, self.optimizer, self.scheduler, state,
@@ -420,9 +426,14 @@ class _Trainer:
         self.live.step = entry["step"]
         self.live.log_metric("train/loss", entry["train_loss"])
         self.live.log_metric("train/lr", entry["lr"])
-        if entry["dev_f1"] is not None:
-            self.live.log_metric("dev/f1", entry["dev_f1"])
+        for key in ("f1", "pr_auc"):
+            if entry[f"dev_{key}"] is not None:
+                self.live.log_metric(f"dev/{key}", entry[f"dev_{key}"])
         self.live.next_step()
+
+
+def _rounded(value: float | None) -> float | None:
+    return None if value is None else round(value, 6)
 
 
 def optimizer_and_schedule(module: torch.nn.Module, optim: OptimParams, total_steps: int):

@@ -15,6 +15,8 @@ from citeworth.core.params import ParamsError
 
 KINDS = ("tfidf_lr", "crnn", "transformer", "sentence", "context")
 PRECISIONS = ("auto", "bf16", "fp16", "fp32")
+POOLINGS = ("sep", "mean")
+SELECT_ON = ("f1", "pr_auc")
 # Which kind-specific sections each kind reads (``optim`` is read by every torch model).
 SECTIONS = {
     "tfidf_lr": {"tfidf"},
@@ -36,7 +38,11 @@ class OptimParams:
     weight_decay: float = 0.1
     grad_accum: int = 1  # optimizer step every N batches (effective batch = batch_size * grad_accum)
     max_grad_norm: float = 1.0
-    patience: int = 1  # stop after this many dev evaluations without a better F1
+    patience: int = 1  # stop after this many dev evaluations without a better score
+    # The dev score that picks the best weights and stops early: f1 (at the 0.5 threshold, the
+    # paper's) or pr_auc (average precision: threshold-free, so predicting every sentence
+    # cite-worthy scores no better than the positive rate; steadier on a small dev split).
+    select_on: str = "f1"
     eval_every: int = 0  # optimizer steps between dev evaluations; 0 = at the end of each epoch
     max_steps: int | None = None  # cap on optimizer steps over the whole run
     checkpoint_every: int = 200  # optimizer steps between resumable checkpoints (and at every eval)
@@ -49,6 +55,8 @@ class OptimParams:
     def __post_init__(self) -> None:
         if self.precision not in PRECISIONS:
             raise ParamsError(f"optim.precision is {self.precision!r}; choose one of {', '.join(PRECISIONS)}")
+        if self.select_on not in SELECT_ON:
+            raise ParamsError(f"optim.select_on is {self.select_on!r}; choose one of {', '.join(SELECT_ON)}")
 
 
 @dataclass
@@ -96,6 +104,13 @@ class ContextParams:
     head_hidden: int | None = None  # the hidden layer's size; null = the encoder's hidden size
     dropout: float = 0.1
     solo: bool = False  # the Solo control: the same model, each sentence on its own
+    # A sentence's vector: the hidden state at its [SEP] (the paper's), or the mean over its tokens
+    # and its [SEP] ("mean": for encoders pretrained with mean pooling, e.g. the embedded MiniLM).
+    pooling: str = "sep"
+
+    def __post_init__(self) -> None:
+        if self.pooling not in POOLINGS:
+            raise ParamsError(f"context.pooling is {self.pooling!r}; choose one of {', '.join(POOLINGS)}")
 
 
 @dataclass

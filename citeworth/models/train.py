@@ -149,11 +149,13 @@ def _model_metrics(spec: ModelSpec, runs: list[dict], best_run: dict, trained: T
 def _write_plots(spec: ModelSpec, test: list[dict], scores: np.ndarray, runs: list[dict],
                  params: TrainParams) -> None:
     """The saved model's test PR curve, per-sentence (actual, predicted) for DVC's confusion plot,
-    and every seed's learning curve (dev F1 at each evaluation; none for models fitted in one go)."""
+    and every seed's learning curve (dev F1 and PR AUC at each evaluation; none for models fitted in
+    one go)."""
     out = params.plots_dir / spec.name
-    curve = [{"seed": run["seed"], "step": entry["step"], "dev_f1": entry["dev_f1"],
-              "train_loss": entry["train_loss"]} for run in runs for entry in run["history"]]
-    write_text(out / "learning_curve.csv", _csv(["seed", "step", "dev_f1", "train_loss"], curve))
+    columns = ["seed", "step", "dev_f1", "dev_pr_auc", "train_loss"]
+    curve = [{"seed": run["seed"], **{k: entry.get(k) for k in columns[1:]}}
+             for run in runs for entry in run["history"]]
+    write_text(out / "learning_curve.csv", _csv(columns, curve))
     y = data.labels(test)
     rows = pr_curve_rows(y, scores)
     write_text(out / "pr_curve.csv", _csv(["threshold", "precision", "recall"], rows))

@@ -133,3 +133,31 @@ def test_longformer_gets_global_attention_on_cls_and_separators(tokenizer):
     module = ContextClassifier(LongformerModel(config), head_hidden=None, dropout=0.0).eval()
     with torch.no_grad():
         assert loop.logits_of(module, batch).shape == (4, 2)
+
+
+def test_mean_pooling_averages_each_sentence_span_with_its_separator(tokenizer):
+    adapter = ContextAdapter(tokenizer, window=512, overlap=1, solo=False, longformer=False, pooling="mean")
+    items = adapter.items([record(SENTENCES[:3], [0, 1, 0]), record(SENTENCES[3:4], [1])])
+    batch = adapter.collate(items)
+    module = ContextClassifier(tiny_bert(len(tokenizer)), head_hidden=None, dropout=0.0).eval()
+    with torch.no_grad():
+        logits = loop.logits_of(module, batch)
+        states = module.encoder(input_ids=batch.inputs["input_ids"],
+                                attention_mask=batch.inputs["attention_mask"]).last_hidden_state
+    spans = [(b, start, sep) for b, item in enumerate(items)
+             for start, sep in zip(item.extra["starts"], item.extra["seps"], strict=True)]
+    lengths = [len(tokenizer(s, add_special_tokens=False)["input_ids"]) for s in SENTENCES[:4]]
+    assert [sep - start for _, start, sep in spans] == lengths
+    means = torch.stack([states[b, start : sep + 1].mean(dim=0) for b, start, sep in spans])
+    expected = module.classifier(torch.tanh(module.hidden(means)))
+    assert torch.allclose(logits, expected, atol=1e-5)
+    assert not torch.allclose(logits, ContextClassifier.forward(
+        module, **{k: v for k, v in batch.inputs.items() if k != "span_start"}), atol=1e-3)
+
+
+def test_an_unknown_pooling_is_a_params_error():
+    from citeworth.core.params import ParamsError
+    from citeworth.models.spec import ContextParams
+
+    with pytest.raises(ParamsError, match="context.pooling"):
+        ContextParams(pooling="max")

@@ -130,9 +130,9 @@ class ScriptedDev:
     def __init__(self, scores):
         self.scores, self.calls = list(scores), 0
 
-    def f1(self, module, adapter, batch_size, device, precision):
+    def evaluate(self, module, adapter, batch_size, device, precision):
         self.calls += 1
-        return self.scores[self.calls - 1]
+        return {"f1": self.scores[self.calls - 1], "pr_auc": 1.0 - self.scores[self.calls - 1]}
 
 
 def test_early_stopping_keeps_the_best_dev_weights():
@@ -146,6 +146,19 @@ def test_early_stopping_keeps_the_best_dev_weights():
     assert [h["dev_f1"] for h in history] == [0.3, 0.6, 0.5, 0.4]  # two evals without gain: stop
     for key, value in state(best_after_two).items():
         assert torch.equal(value, module.state_dict()[key]), key
+
+
+def test_early_stopping_can_select_on_dev_pr_auc():
+    module, dev = crnn(), ScriptedDev([0.7, 0.3, 0.6, 0.5, 0.1])  # PR AUC: 0.3, 0.7, 0.4, 0.5, 0.9
+    history = loop.fit(module, TokenAdapter(), items(32), dev,
+                       optim(eval_every=1, patience=2, select_on="pr_auc"), seed=5, class_weights=np.ones(2))
+    assert [h["dev_pr_auc"] for h in history] == [0.3, 0.7, 0.4, 0.5]  # F1 fell after step 1: ignored
+    assert [h["dev_f1"] for h in history] == [0.7, 0.3, 0.6, 0.5]
+
+
+def test_an_unknown_selection_score_is_a_params_error():
+    with pytest.raises(ParamsError, match="optim.select_on"):
+        optim(select_on="accuracy")
 
 
 def test_training_learns_a_learnable_label():
