@@ -3,8 +3,12 @@ evaluates, writes its own outputs, reloads (AutoModel…), and ``citeworth predi
 
 from __future__ import annotations
 
+import hashlib
 import json
 import random
+import shutil
+import subprocess
+import sys
 
 import pytest
 import torch
@@ -17,6 +21,7 @@ from citeworth.core.io import write_jsonl
 from citeworth.core.schema import CITE_WORTHY, NOT_CITE_WORTHY, SPLITS
 from citeworth.models import data, encoders
 from citeworth.models.base import load_trained
+from citeworth.models.train import RUNTIME_METRICS
 
 FIELDS = ["Biology", "Medicine", "Physics"]
 CITING = ["Previous work has shown that {a} improves {b}.",
@@ -74,7 +79,7 @@ def project(tmp_path_factory):
         "solo": {"kind": "context", "encoder": str(root / "tiny_encoder"), "optim": TINY_OPTIM,
                  "context": {"solo": True, "window": 48}},
         # The embedded encoder, with a window small enough that long paragraphs are split.
-        "context": {"kind": "context", "encoder": "embedded", "context": {"window": 40},
+        "context": {"kind": "context", "encoder": "embedded", "context": {"window": 40, "pooling": "mean"},
                     "optim": {**TINY_OPTIM, "lr": 0.00005, "batch_size": 4}},
     }
     # One thread: the models are tiny, and a second thread only adds overhead (and contention).
@@ -85,12 +90,34 @@ def project(tmp_path_factory):
     return root
 
 
+FIRST_BUILD: dict[str, str] = {}  # what `trained` wrote, digested before later tests retrain models
+
+
+def built_outputs(root) -> dict[str, str]:
+    """Every saved model file (digest) and every model's metrics without the wall-clock runtimes."""
+    outputs = {str(f.relative_to(root)): hashlib.sha256(f.read_bytes()).hexdigest()
+               for f in sorted((root / "models").rglob("*")) if f.is_file()}
+    for f in sorted((root / "metrics/models").glob("*.json")):
+        metrics = without_runtimes(json.loads(f.read_text()))
+        outputs[str(f.relative_to(root))] = json.dumps(metrics, sort_keys=True)
+    return outputs
+
+
+def without_runtimes(value):
+    if isinstance(value, dict):
+        return {k: without_runtimes(v) for k, v in value.items() if k not in RUNTIME_METRICS}
+    if isinstance(value, list):
+        return [without_runtimes(v) for v in value]
+    return value
+
+
 @pytest.fixture(scope="module")
 def trained(project):
     with pytest.MonkeyPatch.context() as mp:
         mp.chdir(project)
         assert cli.main(["run", "train"]) == 0
         assert cli.main(["run", "report"]) == 0
+    FIRST_BUILD.update(built_outputs(project))
     return project
 
 
@@ -110,7 +137,7 @@ def test_every_model_writes_metrics_plots_and_a_reloadable_model(trained):
         assert confusion[0] == "actual,predicted" and len(confusion) == n_test + 1
         assert (plots / "pr_curve.csv").read_text().startswith("threshold,precision,recall")
         curve = (plots / "learning_curve.csv").read_text().splitlines()
-        assert curve[0] == "seed,step,dev_f1,train_loss"
+        assert curve[0] == "seed,step,dev_f1,dev_pr_auc,train_loss"
         assert len(curve) == (1 if name == "tfidf_lr" else len(metrics["per_seed"][0]["history"]) + 1)
         assert version in (trained / "models" / name / "README.md").read_text()
         assert load_trained(trained / "models" / name).predict_proba(test_records).shape == (n_test,)
@@ -201,6 +228,17 @@ def test_check_lints_a_draft_with_the_best_model_by_dev_f1_and_with_the_context_
         assert cited == [(4, False), (5, True), (6, False), (8, False)]
         assert all(0.0 <= r["score"] <= 1.0 for r in rows)
         assert f"model {model[1] if model else f'models/{best}'}," in err
+
+
+def test_a_clone_elsewhere_trains_byte_identical_models_in_a_fresh_process(trained, tmp_path):
+    clone = tmp_path / "clone"
+    shutil.copytree(trained / "data", clone / "data")
+    shutil.copy(trained / "params.yaml", clone / "params.yaml")
+    subprocess.run([sys.executable, "-m", "citeworth.cli", "run", "train"], cwd=clone, check=True,
+                   capture_output=True, timeout=900)
+    second = built_outputs(clone)
+    assert any(name.endswith("context/model.safetensors") for name in second)  # torch encoders included
+    assert second == FIRST_BUILD
 
 
 def test_a_matrix_cell_writes_only_its_model_and_reruns_identically(trained, monkeypatch):
