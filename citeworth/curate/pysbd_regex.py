@@ -107,9 +107,9 @@ def word_start_matches(letters: str, text: str) -> list[str] | None:
     """``re.findall(r"(?:^|\\s|\\r|\\n)" + letters, text, re.IGNORECASE)`` for lower-case ASCII
     ``letters``, found with ``str.find``; None when ``text`` holds a character that folds to an
     ASCII letter (only ``re`` can tell then). Matches cannot overlap: each ends in a letter."""
-    if any(char in text for char in _CASE_FOLDS_TO_ASCII):
+    lowered = _lowered(text)
+    if lowered is None:
         return None
-    lowered = text.lower()  # as long as ``text``: no "İ"
     found = []
     position = lowered.find(letters)
     while position != -1:
@@ -119,6 +119,25 @@ def word_start_matches(letters: str, text: str) -> list[str] | None:
             found.append(text[position - 1:position + len(letters)])
         position = lowered.find(letters, position + 1)
     return found
+
+
+class _LastLowered:
+    """``text.lower()`` of the last text asked about, or None when it holds a character that folds
+    to an ASCII letter. pysbd searches one text for each of its abbreviations in turn; the text is
+    held, so ``is`` cannot mistake a new string for it."""
+
+    text: str | None = None
+    lowered: str | None = None
+
+    def __call__(self, text: str) -> str | None:
+        if text is not self.text:
+            self.text = text
+            self.lowered = None if any(char in text for char in _CASE_FOLDS_TO_ASCII) \
+                else text.lower()  # as long as ``text``: no "İ"
+        return self.lowered
+
+
+_lowered = _LastLowered()
 
 
 class _LiteralMatch:
@@ -141,7 +160,9 @@ def _literal_then_space(pattern: str | re.Pattern, flags: int) -> str | None:
     if flags or not isinstance(pattern, str) or not pattern.endswith(_TRAILING_SPACE):
         return None
     body = pattern[: -len(_TRAILING_SPACE)]
-    literal = _UNESCAPE.sub(r"\1", body)
+    # Without an escaped backslash every backslash is an escape: dropping them is the fast unescape
+    # (``_UNESCAPE.sub`` expands its template in Python, once per escaped space).
+    literal = _UNESCAPE.sub(r"\1", body) if "\\\\" in body else body.replace("\\", "")
     return literal if literal and re.escape(literal) == body else None
 
 
