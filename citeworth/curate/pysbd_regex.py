@@ -21,6 +21,7 @@ compare pysbd's output with and without it on real papers, and each check with `
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import re
 import sys
@@ -251,3 +252,18 @@ def install() -> list[str]:
             module.re = CACHED_RE
             patched.append(name)
     return patched
+
+
+@contextlib.contextmanager
+def stock() -> Iterator[None]:
+    """pysbd with the standard library's ``re`` for the block (the reference the public CiteWorth
+    worker runs), then ``CACHED_RE`` again where it was installed."""
+    patched = [module for name, module in sys.modules.items()
+               if (name == "pysbd" or name.startswith("pysbd.")) and getattr(module, "re", None) is CACHED_RE]
+    for module in patched:
+        module.re = re
+    try:
+        yield
+    finally:
+        for module in patched:
+            module.re = CACHED_RE

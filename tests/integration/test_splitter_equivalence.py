@@ -5,7 +5,6 @@ on real papers of the mirror (unarXive, PLOS, PMC)."""
 
 from __future__ import annotations
 
-import contextlib
 import re
 import string
 import sys
@@ -52,20 +51,6 @@ def paragraphs(papers) -> list[str]:
     return [text.translate(_WHITESPACE_TO_SPACES) for text in texts[::6]]
 
 
-@contextlib.contextmanager
-def stock_pysbd():
-    """pysbd with the standard library's ``re`` for the block (the reference)."""
-    patched = [m for name, m in sys.modules.items() if name.startswith("pysbd") and
-               getattr(m, "re", None) is pysbd_regex.CACHED_RE]
-    for module in patched:
-        module.re = re
-    try:
-        yield
-    finally:
-        for module in patched:
-            module.re = pysbd_regex.CACHED_RE
-
-
 @pytest.fixture(scope="module")
 def splitter() -> SentenceSplitter:
     return SentenceSplitter()
@@ -86,13 +71,13 @@ def test_pysbd_with_cached_patterns_segments_exactly_as_without(paragraphs, spli
         return [[(s.sent, s.start, s.end) for s in segmenter.segment(text)] for text in paragraphs]
 
     fast = segments()
-    with stock_pysbd():
+    with pysbd_regex.stock():
         assert segments() == fast
 
 
 @pytest.mark.slow
 def test_sentence_bounds_equal_the_stock_scispacy_pipeline(paragraphs, splitter):
-    with stock_pysbd():
+    with pysbd_regex.stock():
         stock = [[b for sent in doc.sents if (b := _stripped(doc.text, sent.start_char, sent.end_char))]
                  for doc in splitter.nlp.pipe(paragraphs)]
     assert list(splitter.split(paragraphs)) == stock
@@ -106,7 +91,7 @@ class StockSplitter:
         self.nlp = splitter.nlp
 
     def split(self, texts):
-        with stock_pysbd():
+        with pysbd_regex.stock():
             docs = list(self.nlp.pipe(text.translate(_WHITESPACE_TO_SPACES) for text in texts))
         for doc in docs:
             yield [b for sent in doc.sents if (b := _stripped(doc.text, sent.start_char, sent.end_char))]
