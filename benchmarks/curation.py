@@ -12,7 +12,8 @@ patterns are compiled per process), one after the other. Writes benchmarks/resul
   `dataset_worker`) pays at the least, one process: read and parse every paper; for each paper that
   passes the paper filter and `extract_sections` (more than 5 citation spans in permissible
   sections, the first in a valid format), split every permissible paragraph with citation spans
-  with the stock pipeline (scispacy's tokenizer + `pysbd_sentencizer`, `nlp.pipe`, `doc.sents`).
+  with the stock pipeline (scispacy's tokenizer + `pysbd_sentencizer`, `nlp.pipe`, `doc.sents`;
+  pysbd with its own `re`, none of citeworth/curate/pysbd_regex.py).
   The worker's per-character token maps and per-sentence work are left out, so the real worker is
   slower and the ratios are lower bounds.
 - curate_wN: the curate stage with N worker processes, from scratch (N = 1: spaCy is loaded
@@ -80,11 +81,12 @@ def _elapsed(start: tuple[float, float]) -> dict:
 
 def measure_baseline(inputs: list[dict]) -> dict:
     """The public worker's floor (see the module docstring), with the stock scispacy pipeline."""
+    from citeworth.curate import pysbd_regex
     from citeworth.curate.config import CurationConfig
     from citeworth.curate.sections import SectionFilter
     from citeworth.curate.sentences import load_pipeline
 
-    nlp = load_pipeline()  # stock: pysbd_sentencizer + doc.sents, pysbd's own regex use
+    nlp = load_pipeline()  # stock: pysbd_sentencizer + doc.sents, with pysbd's own ``re`` (below)
     config = CurationConfig()
     sections = SectionFilter(config.sections)
     counts = {"papers": 0, "paragraphs_split": 0, "sentences_split": 0}
@@ -95,9 +97,10 @@ def measure_baseline(inputs: list[dict]) -> dict:
             yield from _worker_sections(paper, config, sections)
 
     start = _clocks()
-    for doc in nlp.pipe(worker_paragraphs(), batch_size=256):
-        counts["paragraphs_split"] += 1
-        counts["sentences_split"] += sum(1 for _ in doc.sents)
+    with pysbd_regex.stock():
+        for doc in nlp.pipe(worker_paragraphs(), batch_size=256):
+            counts["paragraphs_split"] += 1
+            counts["sentences_split"] += sum(1 for _ in doc.sents)
     return {**_elapsed(start), **counts}
 
 
@@ -146,6 +149,7 @@ def measure_curate(inputs: list[dict], workers: int, out_dir: Path) -> dict:
 
 def measure_phases(inputs: list[dict]) -> dict:
     """Where ours spends its CPU time, one process, timed around reading and splitting."""
+    from citeworth.core import collector
     from citeworth.curate.config import CurationConfig
     from citeworth.curate.engine import Curator
     from citeworth.curate.sentences import SentenceSplitter
@@ -154,7 +158,8 @@ def measure_phases(inputs: list[dict]) -> dict:
     papers = _TimedIterator(_papers(inputs))
     curator = Curator(CurationConfig(), splitter)
     start = time.process_time()
-    kept = sum(1 for _ in curator.curate(papers))
+    with collector.streaming():  # as the stage runs it
+        kept = sum(1 for _ in curator.curate(papers))
     total = time.process_time() - start
     return {"cpu_seconds": total, "kept": kept, "read_s": papers.seconds, "split_s": splitter.seconds,
             "rules_and_rest_s": total - papers.seconds - splitter.seconds}

@@ -9,26 +9,136 @@ the whole curation's time. Its char-span step also builds one pattern per senten
 ``install()`` replaces the ``re`` name inside every loaded pysbd module (nothing else, and no
 pysbd code) with ``CachedRe``: every module-level function compiles through a large LRU cache,
 and a pattern that is an escaped literal followed by ``\\s*`` is matched with ``str.find``
-instead of being compiled. Both give exactly the matches ``re`` gives (tests compare pysbd's
-output with and without it on real papers).
+instead of being compiled.
+
+Most of pysbd's calls then find nothing: each of its ~100 rules is applied to every paragraph and
+every sentence, and an abbreviation's pattern is tried wherever its letters occur inside a word.
+A string that lacks a literal every match must contain (``required_literal``) is answered without
+running the pattern, and pysbd's abbreviation search ``(?:^|\\s|\\r|\\n)<letters>``
+(case-insensitive) with ``str.find``. All of it gives exactly the matches ``re`` gives (tests
+compare pysbd's output with and without it on real papers, and each check with ``re``).
 """
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import re
 import sys
 import types
 from collections.abc import Iterator
+from re import _constants as sre
+from re import _parser as sre_parser
 
 CACHE_SIZE = 8192  # pysbd's English rules need ~1,500 patterns; the rest is room for abbreviations seen
 _TRAILING_SPACE = r"\s*"
 _UNESCAPE = re.compile(r"\\(.)", re.DOTALL)
+# pysbd's abbreviation search (AbbreviationReplacer.search_for_abbreviations_in_string).
+_WORD_START_SEARCH = re.compile(r"\(\?:\^\|\\s\|\\r\|\\n\)([a-z0-9]+)")
+# The only non-ASCII characters a case-insensitive ASCII letter matches (the re docs on IGNORECASE);
+# "İ" is also the only character whose lower case is longer than itself.
+_CASE_FOLDS_TO_ASCII = ("\u0130", "\u0131", "\u017f", "\u212a")
+_REPEATS = (sre.MAX_REPEAT, sre.MIN_REPEAT, sre.POSSESSIVE_REPEAT)
 
 
 @functools.lru_cache(maxsize=CACHE_SIZE)
-def compiled(pattern: str | re.Pattern, flags: int = 0) -> re.Pattern:
-    return re.compile(pattern, flags)
+def compiled(pattern: str | re.Pattern, flags: int = 0) -> tuple[re.Pattern, str | None]:
+    """The compiled pattern and a literal every match contains (None when there is none to use)."""
+    regex = re.compile(pattern, flags)
+    return regex, required_literal(regex)
+
+
+def required_literal(regex: re.Pattern) -> str | None:
+    """The longest run of literal characters that every match of ``regex`` contains (including
+    what a positive lookaround matches, which is part of the string too); None if none is found.
+    Under IGNORECASE only characters without case count (ASCII punctuation, digits, spaces)."""
+    if not isinstance(regex.pattern, str):
+        return None
+    parsed = sre_parser.parse(regex.pattern, regex.flags)
+    runs = list(_literal_runs(parsed, bool(parsed.state.flags & re.IGNORECASE)))
+    return max(runs, key=len) if runs else None
+
+
+def _literal_runs(items, ignore_case: bool) -> Iterator[str]:
+    """Runs of adjacent literals in a parsed sequence and in the parts of it every match passes
+    through (groups, repeats of at least one, positive lookarounds); a run never spans a group's
+    edge, so it is at most shorter than it could be."""
+    run: list[str] = []
+    for op, arg in items:
+        if _is_literal((op, arg), ignore_case):
+            run.append(chr(arg))
+            continue
+        if run:
+            yield "".join(run)
+            run = []
+        if op is sre.SUBPATTERN:
+            _, add_flags, del_flags, body = arg
+            case = (ignore_case or bool(add_flags & re.IGNORECASE)) and not del_flags & re.IGNORECASE
+            yield from _literal_runs(body, case)
+        elif op in _REPEATS and arg[0] >= 1:
+            yield from _literal_runs(arg[2], ignore_case)
+        elif op is sre.ASSERT:
+            direction, body = arg
+            inner = list(_literal_runs(body, ignore_case))
+            # a lookbehind ends where the next item starts: its last literals run on into it
+            if direction < 0 and inner and _is_literal(body[-1], ignore_case):
+                run = list(inner.pop())
+            yield from inner
+    if run:
+        yield "".join(run)
+
+
+def _is_literal(item, ignore_case: bool) -> bool:
+    op, arg = item
+    return op is sre.LITERAL and (not ignore_case or (arg < 128 and not chr(arg).isalpha()))
+
+
+def _cannot_match(literal: str | None, string) -> bool:
+    return literal is not None and isinstance(string, str) and literal not in string
+
+
+@functools.lru_cache(maxsize=CACHE_SIZE)
+def _word_start_search(pattern: str | re.Pattern, flags: int) -> str | None:
+    """The letters of pysbd's abbreviation search, when ``pattern`` is one."""
+    match = _WORD_START_SEARCH.fullmatch(pattern) if isinstance(pattern, str) else None
+    return match.group(1) if match and flags == re.IGNORECASE else None
+
+
+def word_start_matches(letters: str, text: str) -> list[str] | None:
+    """``re.findall(r"(?:^|\\s|\\r|\\n)" + letters, text, re.IGNORECASE)`` for lower-case ASCII
+    ``letters``, found with ``str.find``; None when ``text`` holds a character that folds to an
+    ASCII letter (only ``re`` can tell then). Matches cannot overlap: each ends in a letter."""
+    lowered = _lowered(text)
+    if lowered is None:
+        return None
+    found = []
+    position = lowered.find(letters)
+    while position != -1:
+        if position == 0:
+            found.append(text[:len(letters)])
+        elif lowered[position - 1].isspace():
+            found.append(text[position - 1:position + len(letters)])
+        position = lowered.find(letters, position + 1)
+    return found
+
+
+class _LastLowered:
+    """``text.lower()`` of the last text asked about, or None when it holds a character that folds
+    to an ASCII letter. pysbd searches one text for each of its abbreviations in turn; the text is
+    held, so ``is`` cannot mistake a new string for it."""
+
+    text: str | None = None
+    lowered: str | None = None
+
+    def __call__(self, text: str) -> str | None:
+        if text is not self.text:
+            self.text = text
+            self.lowered = None if any(char in text for char in _CASE_FOLDS_TO_ASCII) \
+                else text.lower()  # as long as ``text``: no "İ"
+        return self.lowered
+
+
+_lowered = _LastLowered()
 
 
 class _LiteralMatch:
@@ -51,7 +161,9 @@ def _literal_then_space(pattern: str | re.Pattern, flags: int) -> str | None:
     if flags or not isinstance(pattern, str) or not pattern.endswith(_TRAILING_SPACE):
         return None
     body = pattern[: -len(_TRAILING_SPACE)]
-    literal = _UNESCAPE.sub(r"\1", body)
+    # Without an escaped backslash every backslash is an escape: dropping them is the fast unescape
+    # (``_UNESCAPE.sub`` expands its template in Python, once per escaped space).
+    literal = _UNESCAPE.sub(r"\1", body) if "\\\\" in body else body.replace("\\", "")
     return literal if literal and re.escape(literal) == body else None
 
 
@@ -78,41 +190,53 @@ class CachedRe(types.ModuleType):
 
     @staticmethod
     def compile(pattern, flags=0):
-        return compiled(pattern, flags)
+        return compiled(pattern, flags)[0]
 
     @staticmethod
     def sub(pattern, repl, string, count=0, flags=0):
-        return compiled(pattern, flags).sub(repl, string, count)
+        regex, literal = compiled(pattern, flags)
+        return string if _cannot_match(literal, string) else regex.sub(repl, string, count)
 
     @staticmethod
     def subn(pattern, repl, string, count=0, flags=0):
-        return compiled(pattern, flags).subn(repl, string, count)
+        regex, literal = compiled(pattern, flags)
+        return (string, 0) if _cannot_match(literal, string) else regex.subn(repl, string, count)
 
     @staticmethod
     def search(pattern, string, flags=0):
-        return compiled(pattern, flags).search(string)
+        regex, literal = compiled(pattern, flags)
+        return None if _cannot_match(literal, string) else regex.search(string)
 
     @staticmethod
     def match(pattern, string, flags=0):
-        return compiled(pattern, flags).match(string)
+        regex, literal = compiled(pattern, flags)
+        return None if _cannot_match(literal, string) else regex.match(string)
 
     @staticmethod
     def fullmatch(pattern, string, flags=0):
-        return compiled(pattern, flags).fullmatch(string)
+        regex, literal = compiled(pattern, flags)
+        return None if _cannot_match(literal, string) else regex.fullmatch(string)
 
     @staticmethod
     def split(pattern, string, maxsplit=0, flags=0):
-        return compiled(pattern, flags).split(string, maxsplit)
+        regex, literal = compiled(pattern, flags)
+        return [string] if _cannot_match(literal, string) else regex.split(string, maxsplit)
 
     @staticmethod
     def findall(pattern, string, flags=0):
-        return compiled(pattern, flags).findall(string)
+        letters = _word_start_search(pattern, flags)
+        if letters is not None and isinstance(string, str) and \
+                (found := word_start_matches(letters, string)) is not None:
+            return found
+        regex, literal = compiled(pattern, flags)
+        return [] if _cannot_match(literal, string) else regex.findall(string)
 
     @staticmethod
     def finditer(pattern, string, flags=0):
         if (literal := _literal_then_space(pattern, flags)) is not None:
             return _find_literal_then_space(literal, string)
-        return compiled(pattern, flags).finditer(string)
+        regex, literal = compiled(pattern, flags)
+        return iter(()) if _cannot_match(literal, string) else regex.finditer(string)
 
 
 CACHED_RE = CachedRe()
@@ -128,3 +252,18 @@ def install() -> list[str]:
             module.re = CACHED_RE
             patched.append(name)
     return patched
+
+
+@contextlib.contextmanager
+def stock() -> Iterator[None]:
+    """pysbd with the standard library's ``re`` for the block (the reference the public CiteWorth
+    worker runs), then ``CACHED_RE`` again where it was installed."""
+    patched = [module for name, module in sys.modules.items()
+               if (name == "pysbd" or name.startswith("pysbd.")) and getattr(module, "re", None) is CACHED_RE]
+    for module in patched:
+        module.re = re
+    try:
+        yield
+    finally:
+        for module in patched:
+            module.re = CACHED_RE

@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING
 
 from tqdm import tqdm
 
+from citeworth.core import collector
 from citeworth.core.errors import StageFailed
 from citeworth.core.fingerprint import current_record, data_version, fingerprint
 from citeworth.core.io import atomic_write, dumps, write_json, write_jsonl
@@ -186,7 +187,8 @@ class _ShardRun:
         curator.stats = type(curator.stats)()  # the cached Curator counts this shard afresh
         quarantined: Counter[str] = Counter()
         self.truncated_at: str | None = None
-        with atomic_write(self.quarantine_path) as bad_out, atomic_write(self.paragraphs_path) as good_out:
+        with atomic_write(self.quarantine_path) as bad_out, atomic_write(self.paragraphs_path) as good_out, \
+                collector.streaming():
             papers = self._good_papers(bad_out, quarantined)
             on_error = functools.partial(self._quarantine_paper, bad_out=bad_out, quarantined=quarantined)
             for record in curator.curate(papers, on_error=on_error):

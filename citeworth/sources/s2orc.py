@@ -85,7 +85,7 @@ def paper_from_s2orc(record: dict, facts: PaperFacts | None, shard: Shard) -> Pa
         raise RecordError("missing_key:body_text", f"{paper_id} has no body_text list")
     ref_entries = parse.get("ref_entries") or {}
     bib_entries = _bib_entries(parse.get("bib_entries") or {}, paper_id)
-    paragraphs = resolve_citations([_paragraph(block, ref_entries, f"{paper_id} body_text[{index}]")
+    paragraphs = resolve_citations([_paragraph(block, ref_entries, paper_id, index)
                                     for index, block in enumerate(body)], bib_entries)
     abstract = _abstract(parse.get("abstract"))
     facts = facts or PaperFacts(None, (), None, None, None)
@@ -142,7 +142,12 @@ def _parse_and_metadata(record: dict, paper_id: str) -> tuple[dict, dict]:
     return record, file_meta
 
 
-def _paragraph(block: dict, ref_entries: dict, where: str) -> Paragraph:
+def _paragraph(block: dict, ref_entries: dict, paper_id: str, index: int) -> Paragraph:
+    if isinstance(block, dict) and _without_spans(block):  # most paragraphs: nothing more to check
+        sec_number = block.get("sec_num")
+        return Paragraph(text=block["text"], section=_section(block),
+                         sec_number=None if sec_number is None else first_present(sec_number))
+    where = f"{paper_id} body_text[{index}]"
     if not isinstance(block, dict):
         raise RecordError("bad_type:body_text", f"{where} is {type(block).__name__}, not an object")
     for key in ("text", "cite_spans"):
@@ -151,9 +156,19 @@ def _paragraph(block: dict, ref_entries: dict, where: str) -> Paragraph:
     spans = [raw_span(item, CITE, where) for item in _spans(block, "cite_spans", where)]
     spans += [_ref_span(item, ref_entries, where) for item in _spans(block, "ref_spans", where)]
     spans += [raw_span(item, "formula", where) for item in _spans(block, "eq_spans", where)]
-    section = block.get("section") if isinstance(block.get("section"), str) else ""
     number = first_present(block.get("sec_num"))
-    return make_paragraph(block["text"], section, spans, where, sec_number=number)
+    return make_paragraph(block["text"], _section(block), spans, where, sec_number=number)
+
+
+def _without_spans(block: dict) -> bool:
+    """A well-formed block with no spans of any kind (an absent or empty list, or null)."""
+    return "cite_spans" in block and isinstance(block.get("text"), str) and \
+        not (block["cite_spans"] or block.get("ref_spans") or block.get("eq_spans"))
+
+
+def _section(block: dict) -> str:
+    section = block.get("section")
+    return section if isinstance(section, str) else ""
 
 
 def _ref_span(item: dict, ref_entries: dict, where: str) -> RawSpan:
@@ -165,7 +180,7 @@ def _ref_span(item: dict, ref_entries: dict, where: str) -> RawSpan:
         words = _REF_WORDS.match(span.text or "")
         by_word = _REF_WORD_KINDS[words.group(1).lower()] if words else "other"
         kind = _REF_PREFIX_KINDS.get(prefix) or by_word
-    return span._replace(kind=kind)
+    return RawSpan(span.start, span.end, kind, span.text, span.ref_id)  # not _replace: slow
 
 
 def _spans(block: dict, key: str, where: str) -> list:

@@ -5,8 +5,8 @@ on real papers of the mirror (unarXive, PLOS, PMC)."""
 
 from __future__ import annotations
 
-import contextlib
 import re
+import string
 import sys
 import tarfile
 
@@ -51,20 +51,6 @@ def paragraphs(papers) -> list[str]:
     return [text.translate(_WHITESPACE_TO_SPACES) for text in texts[::6]]
 
 
-@contextlib.contextmanager
-def stock_pysbd():
-    """pysbd with the standard library's ``re`` for the block (the reference)."""
-    patched = [m for name, m in sys.modules.items() if name.startswith("pysbd") and
-               getattr(m, "re", None) is pysbd_regex.CACHED_RE]
-    for module in patched:
-        module.re = re
-    try:
-        yield
-    finally:
-        for module in patched:
-            module.re = pysbd_regex.CACHED_RE
-
-
 @pytest.fixture(scope="module")
 def splitter() -> SentenceSplitter:
     return SentenceSplitter()
@@ -85,13 +71,13 @@ def test_pysbd_with_cached_patterns_segments_exactly_as_without(paragraphs, spli
         return [[(s.sent, s.start, s.end) for s in segmenter.segment(text)] for text in paragraphs]
 
     fast = segments()
-    with stock_pysbd():
+    with pysbd_regex.stock():
         assert segments() == fast
 
 
 @pytest.mark.slow
 def test_sentence_bounds_equal_the_stock_scispacy_pipeline(paragraphs, splitter):
-    with stock_pysbd():
+    with pysbd_regex.stock():
         stock = [[b for sent in doc.sents if (b := _stripped(doc.text, sent.start_char, sent.end_char))]
                  for doc in splitter.nlp.pipe(paragraphs)]
     assert list(splitter.split(paragraphs)) == stock
@@ -105,7 +91,7 @@ class StockSplitter:
         self.nlp = splitter.nlp
 
     def split(self, texts):
-        with stock_pysbd():
+        with pysbd_regex.stock():
             docs = list(self.nlp.pipe(text.translate(_WHITESPACE_TO_SPACES) for text in texts))
         for doc in docs:
             yield [b for sent in doc.sents if (b := _stripped(doc.text, sent.start_char, sent.end_char))]
@@ -139,3 +125,73 @@ def test_other_patterns_are_compiled_not_taken_literally():
     for pattern in [r"a.b\s*", r"\s*", r"(?i)abc\s*", r"abc\s+", "abc"]:
         assert pysbd_regex._literal_then_space(pattern, 0) is None
     assert pysbd_regex._literal_then_space(re.escape("abc") + r"\s*", re.IGNORECASE) is None
+
+
+@pytest.mark.parametrize(("pattern", "flags", "literal"), [
+    (r"(?<=\sco)\.(?=(\.|\s[a-z]))", 0, "co."),  # a lookbehind's last literals run on into what follows
+    (r"(?<={al} ).{1}", 0, "{al} "),
+    (r"(?<=a(?=b)c)d", 0, "cd"),
+    (r"(\s\.){3}\s", 0, "."),
+    ("♬", 0, "♬"),
+    (r"(?<=\S)(!|\?){3,}", 0, None),  # only alternatives
+    (r"ab?c", 0, "a"),  # an optional part ends a run
+    (r"x(?:yz)*w", 0, "x"),
+    (r"(?!abc)d", 0, "d"),  # a negative lookahead's literals need not be there
+    (r"(?i)abc,d", 0, ","),  # under IGNORECASE only characters without case count
+    (r"ab(?i:cd)ef", 0, "ab"),
+    (r"a\.b", re.IGNORECASE, "."),
+    (r"a.b", 0, "a"),  # "." is any character
+])
+def test_required_literal(pattern, flags, literal):
+    assert pysbd_regex.required_literal(re.compile(pattern, flags)) == literal
+
+
+def test_a_string_without_the_required_literal_has_no_match(paragraphs, monkeypatch):
+    """Every pattern pysbd uses on real paragraphs, on those paragraphs (and pieces of them)."""
+    patterns = set()
+    compiled = pysbd_regex.compiled
+
+    def recording(pattern, flags=0):
+        patterns.add((pattern, flags))
+        return compiled(pattern, flags)
+
+    pysbd_regex.install()
+    monkeypatch.setattr(pysbd_regex, "compiled", recording)
+    segmenter = pysbd.Segmenter(language="en", clean=False, char_span=True)
+    for text in paragraphs[:40]:
+        segmenter.segment(text)
+    texts = [piece for text in paragraphs[::10] for piece in (text, text[: len(text) // 3], text[::7])]
+    checked = 0
+    for pattern, flags in patterns:
+        regex, literal = compiled(pattern, flags)
+        for text in texts:
+            if literal is not None and literal not in text:
+                assert regex.search(text) is None, (pattern, text)
+                checked += 1
+    assert len(patterns) > 200 and checked > 10_000
+
+
+def test_ascii_letters_fold_only_to_the_four_characters_named():
+    """What word_start_matches rests on: under IGNORECASE an ASCII letter matches itself in either
+    case and, beyond ASCII, only the four characters named; no other non-ASCII character has a
+    lower case holding an ASCII letter or longer than itself."""
+    every = "".join(chr(c) for c in range(0x110000) if not 0xD800 <= c <= 0xDFFF)
+    beyond_ascii = set(re.findall(r"[a-z]", every, re.IGNORECASE)) - set(string.ascii_letters)
+    assert beyond_ascii == set(pysbd_regex._CASE_FOLDS_TO_ASCII)
+    odd = {c for c in every if not c.isascii() and (len(c.lower()) != 1 or c.lower().isascii())}
+    assert odd <= set(pysbd_regex._CASE_FOLDS_TO_ASCII)
+
+
+def test_word_start_matches_find_what_re_finds(paragraphs):
+    from pysbd.lang.english import English
+
+    texts = [*paragraphs[::20], "al. Al al\tAL\x1cal xal", "al", " al", "\u212aal al", "ſal"]
+    for letters in sorted({a.strip() for a in English.Abbreviation.ABBREVIATIONS if a.strip().isalnum()}):
+        pattern = rf"(?:^|\s|\r|\n){letters}"
+        assert pysbd_regex._word_start_search(pattern, re.IGNORECASE) == letters
+        for text in texts:
+            fast = pysbd_regex.word_start_matches(letters, text)
+            if fast is not None:
+                assert fast == re.findall(pattern, text, re.IGNORECASE), (letters, text)
+    assert pysbd_regex.word_start_matches("al", "\u212aal al") is None
+    assert pysbd_regex._word_start_search(r"(?:^|\s|\r|\n)al", 0) is None

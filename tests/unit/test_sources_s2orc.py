@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from citeworth.sources import BadRecord, discover_shards, read_shard
-from citeworth.sources.facts import METADATA_KEYS
+from citeworth.sources.facts import METADATA_KEYS, first_present
 
 PAPERS = "github/allenai/s2orc-doc2json/tests/s2orc/*/*.json"
 METADATA = "github/allenai/s2orc/data/metadata/sample.jsonl"
@@ -105,3 +105,35 @@ def test_without_metadata_the_fields_are_unknown(mirror):
 def test_reference_spans_get_their_kind(papers):
     kinds = {kind for p in papers["10045593"].paragraphs for *_, kind in p.ref_spans}
     assert kinds == {"figure", "table"}  # incl. unresolved "(Figure 3" spans named by their text
+
+
+@pytest.mark.parametrize("block", [
+    {"text": "Plain.", "cite_spans": [], "ref_spans": [], "eq_spans": [], "section": "Intro", "sec_num": "1"},
+    {"text": "Plain.", "cite_spans": None, "section": None, "sec_num": 2},
+    {"text": "Plain.", "cite_spans": [], "ref_spans": "", "sec_num": "  "},
+    {"text": "", "cite_spans": [], "section": ["not", "a", "string"]},
+])
+def test_a_paragraph_without_spans_is_the_one_the_span_checks_build(block):
+    """The reader skips the span checks for a block without spans; it builds the same Paragraph."""
+    from citeworth.sources.s2orc import _paragraph, _section
+    from citeworth.sources.spans import make_paragraph
+
+    checked = make_paragraph(block["text"], _section(block), [], "where",
+                             sec_number=first_present(block.get("sec_num")))
+    assert _paragraph(block, {}, "p1", 0) == checked
+
+
+@pytest.mark.parametrize(("block", "reason"), [
+    ("a string", "bad_type:body_text"),
+    ({"cite_spans": []}, "missing_key:text"),
+    ({"text": "x"}, "missing_key:cite_spans"),
+    ({"text": 3, "cite_spans": []}, "bad_type:text"),
+    ({"text": "x", "cite_spans": [], "ref_spans": {"start": 0}}, "bad_type:ref_spans"),
+])
+def test_a_block_the_fast_path_cannot_take_is_still_checked(block, reason):
+    from citeworth.sources.base import RecordError
+    from citeworth.sources.s2orc import _paragraph
+
+    with pytest.raises(RecordError) as error:
+        _paragraph(block, {}, "p1", 3)
+    assert error.value.reason == reason and "p1 body_text[3]" in error.value.detail
