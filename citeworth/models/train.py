@@ -50,6 +50,16 @@ log = logging.getLogger(__name__)
 RUNTIME_METRICS = ("runtime_seconds", "train_seconds")
 
 
+def without_runtimes(metrics):
+    """``metrics`` (any JSON value) without the RUNTIME_METRICS keys, at any depth: what two builds
+    of the same inputs must agree on."""
+    if isinstance(metrics, dict):
+        return {k: without_runtimes(v) for k, v in metrics.items() if k not in RUNTIME_METRICS}
+    if isinstance(metrics, list):
+        return [without_runtimes(v) for v in metrics]
+    return metrics
+
+
 @dataclass
 class TrainParams:
     models: list[str]  # catalog entries to train, in order (a DVC matrix cell passes one)

@@ -21,7 +21,7 @@ from citeworth.core.io import write_jsonl
 from citeworth.core.schema import CITE_WORTHY, NOT_CITE_WORTHY, SPLITS
 from citeworth.models import data, encoders
 from citeworth.models.base import load_trained
-from citeworth.models.train import RUNTIME_METRICS
+from citeworth.models.train import without_runtimes
 
 FIELDS = ["Biology", "Medicine", "Physics"]
 CITING = ["Previous work has shown that {a} improves {b}.",
@@ -101,14 +101,6 @@ def built_outputs(root) -> dict[str, str]:
         metrics = without_runtimes(json.loads(f.read_text()))
         outputs[str(f.relative_to(root))] = json.dumps(metrics, sort_keys=True)
     return outputs
-
-
-def without_runtimes(value):
-    if isinstance(value, dict):
-        return {k: without_runtimes(v) for k, v in value.items() if k not in RUNTIME_METRICS}
-    if isinstance(value, list):
-        return [without_runtimes(v) for v in value]
-    return value
 
 
 @pytest.fixture(scope="module")
