@@ -13,6 +13,15 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 
 
+@pytest.fixture(autouse=True)
+def own_shard_store(monkeypatch, tmp_path_factory) -> Path:
+    """Each test (and the processes it starts) keeps curated shards in a store of its own: not in the
+    checkout's git directory, and never reusing another test's shards."""
+    store = tmp_path_factory.mktemp("shard_store")
+    monkeypatch.setenv("CITEWORTH_SHARD_STORE", str(store))
+    return store
+
+
 @pytest.fixture(scope="session")
 def mirror() -> Path:
     """The local mirror of the real public data (CI: ../shared/data, set by the Makefile)."""
