@@ -13,6 +13,14 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 
 
+@pytest.fixture(autouse=True, scope="session")
+def session_shard_store(tmp_path_factory):
+    """The shard store of session fixtures (set up before any test's own): never the checkout's."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("CITEWORTH_SHARD_STORE", str(tmp_path_factory.mktemp("session_shard_store")))
+        yield
+
+
 @pytest.fixture(autouse=True)
 def own_shard_store(monkeypatch, tmp_path_factory) -> Path:
     """Each test (and the processes it starts) keeps curated shards in a store of its own: not in the
