@@ -20,6 +20,7 @@ at any time costs only recomputation. Outside a git checkout, with no variable, 
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import os
@@ -96,6 +97,13 @@ class ShardStore:
             log.info("shard %s not stored in %s: %s", fingerprint, self.root, exc)
         finally:
             shutil.rmtree(scratch, ignore_errors=True)
+
+    def discard(self, fingerprint: str) -> None:
+        """Remove a damaged entry (moved aside first, so no reader finds it half removed)."""
+        aside = Path(tempfile.mkdtemp(dir=self.root, prefix=f".{fingerprint}.", suffix=".tmp"))
+        with contextlib.suppress(FileNotFoundError):  # gone already
+            os.rename(self.root / fingerprint, aside / fingerprint)
+        shutil.rmtree(aside, ignore_errors=True)
 
 
 def _link_or_copy(source: Path, target: Path) -> None:

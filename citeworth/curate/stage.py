@@ -185,9 +185,17 @@ class _ShardRun:
         found = self.outputs if here is not None else self.store and self.store.find(self.fingerprint)
         if not found:
             return None
+        try:
+            stats = reuse(found, self.outputs, self.identity)
+        except (OSError, ValueError, KeyError) as exc:  # a damaged copy: curate afresh, store anew
+            log.warning("shard %s: the curated copy %s is unreadable (%s): curated afresh", self.key,
+                        found.stats.parent, exc)
+            if self.store and found is not self.outputs:
+                self.store.discard(self.fingerprint)
+            return None
         log.info("shard %s: its content was curated before with these rules and code (%s): reused",
                  self.key, found.stats)
-        return reuse(found, self.outputs, self.identity)
+        return stats
 
     def fail(self, exc: BaseException) -> dict:
         """Record that the shard failed: stats with the error, one shard_error quarantine record,

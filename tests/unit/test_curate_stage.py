@@ -166,3 +166,17 @@ def test_a_rerun_skips_and_a_release_built_over_another_rewrites_it(releases, cu
     stage.curate(in_place)
     assert len(curations) == 3
     assert json.loads((v1.out_dir / "stats" / "jats__more.json").read_text())["release"] == "v2"
+
+
+def test_a_damaged_copy_in_the_store_is_curated_afresh_and_stored_anew(releases, curations, own_shard_store,
+                                                                       tmp_path, monkeypatch):
+    v1, v2 = releases
+    for entry in own_shard_store.iterdir():
+        (entry / "paragraphs.jsonl").unlink()
+        (entry / "paragraphs.jsonl").write_text("{not json\n")
+    stage.curate(v2)
+    assert len(curations) == 5  # the new shard and both damaged ones
+    stage.curate(dataclasses.replace(v2, out_dir=Path("again")))
+    assert len(curations) == 5  # the store holds good copies again
+    assert _tree(v2.out_dir) == _tree(Path("again"))
+    assert _tree(v2.out_dir) == _tree(_from_scratch(v2, tmp_path / "empty_store", monkeypatch))
