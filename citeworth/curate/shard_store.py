@@ -9,13 +9,14 @@ whose fingerprint is found here is written out for its new shard by rewriting ex
 fields, which gives the bytes a fresh curation writes (the unit tests compare them).
 
 The store is one folder per fingerprint holding ``paragraphs.jsonl``, ``quarantine.jsonl`` and
-``stats.json``, hard links to the curated files where the file system allows (so it costs no disk),
-copies otherwise. It lives where every workspace of a run (``citeworth.orchestration.runs``: git
-worktrees of one repository) finds it, beside the release claims: ``<git common dir>/citeworth/
-shards``; ``$CITEWORTH_SHARD_STORE`` names another folder, or ``off`` disables it. It is not a
-param: where finished work is kept changes no output, so it must not invalidate the stage. An entry
-appears whole (made under a temporary name, then renamed) and is never changed; deleting the folder
-at any time costs only recomputation. Outside a git checkout, with no variable, there is no store.
+``stats.json``, hard links to the curated files where the file system allows (no disk while the
+outputs, or DVC's cache of them, hold the same files), copies otherwise. It lives where every
+workspace of a run (``citeworth.orchestration.runs``: git worktrees of one repository) finds it,
+beside the release claims: ``<git common dir>/citeworth/shards``; ``$CITEWORTH_SHARD_STORE`` names
+another folder, or ``off`` disables it. It is not a param: where finished work is kept changes no
+output, so it must not invalidate the stage. An entry appears whole (made under a temporary name,
+then renamed) and is never changed; deleting the folder at any time costs only recomputation.
+Outside a git checkout, with no variable, there is no store.
 """
 
 from __future__ import annotations
