@@ -13,6 +13,23 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 
 
+@pytest.fixture(autouse=True, scope="session")
+def session_shard_store(tmp_path_factory):
+    """The shard store of session fixtures (set up before any test's own): never the checkout's."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("CITEWORTH_SHARD_STORE", str(tmp_path_factory.mktemp("session_shard_store")))
+        yield
+
+
+@pytest.fixture(autouse=True)
+def own_shard_store(monkeypatch, tmp_path_factory) -> Path:
+    """Each test (and the processes it starts) keeps curated shards in a store of its own: not in the
+    checkout's git directory, and never reusing another test's shards."""
+    store = tmp_path_factory.mktemp("shard_store")
+    monkeypatch.setenv("CITEWORTH_SHARD_STORE", str(store))
+    return store
+
+
 @pytest.fixture(scope="session")
 def mirror() -> Path:
     """The local mirror of the real public data (CI: ../shared/data, set by the Makefile)."""

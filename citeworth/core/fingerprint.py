@@ -15,6 +15,7 @@ import functools
 import hashlib
 import importlib.util
 import json
+import os
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -69,10 +70,28 @@ def data_version(paths: Iterable[Path]) -> str:
     sha = hashlib.sha256()
     for path in sorted(Path(p) for p in paths):
         sha.update(path.name.encode() + b"\0")
-        with open(path, "rb") as handle:
-            for block in iter(lambda: handle.read(1 << 20), b""):
-                sha.update(block)
+        _hash_bytes(sha, path)
     return sha.hexdigest()
+
+
+def content_version(paths: Iterable[str | Path]) -> str:
+    """sha256 over the files' bytes and their names below the parent of their common folder: the
+    version of a set of files wherever they lie. A copy moved elsewhere keeps its version; a renamed
+    file, or a renamed folder of several files, does not (readers may read ids from those names)."""
+    files = sorted(Path(os.path.abspath(p)) for p in paths)
+    common = Path(os.path.commonpath(files))
+    base = (common if common.is_dir() else common.parent).parent
+    sha = hashlib.sha256()
+    for path in files:
+        sha.update(path.relative_to(base).as_posix().encode() + b"\0")
+        _hash_bytes(sha, path)
+    return sha.hexdigest()
+
+
+def _hash_bytes(sha: Any, path: Path) -> None:
+    with open(path, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            sha.update(block)
 
 
 def current_record(path: Path, expected: str) -> dict | None:

@@ -6,6 +6,13 @@ directly), `curate` runs them all on a process pool. Each shard writes three fil
 ``stats/<shard>.json`` -- each atomically. The stats file marks the shard finished: a rerun with
 the same inputs, rules and code (``CODE``, see ``citeworth.core.fingerprint``) skips it.
 
+Across releases: a shard's fingerprint covers its content, not its place (the files' bytes and
+names within the shard's folder, its metadata, the reader, the rules and the code; not the folder
+it lies in, its release or its name), and finished shards are kept by fingerprint in the shard
+store (``citeworth.curate.shard_store``). A new release, built in a fresh workspace or after
+``dvc repro`` emptied ``out_dir``, curates only its new or changed shards: every other is written
+from the store with its new release and name, byte-identical to a fresh curation.
+
 A bad record never stops a shard (readers and the curation quarantine it with its reason). An
 error nothing foresaw stops only its shard: its stats file then records the error (``failed``)
 instead of counts, its quarantine holds one ``shard_error`` record, it has no paragraphs file,
@@ -29,12 +36,13 @@ from tqdm import tqdm
 
 from citeworth.core import collector
 from citeworth.core.errors import StageFailed
-from citeworth.core.fingerprint import current_record, data_version, fingerprint
+from citeworth.core.fingerprint import content_version, current_record, fingerprint
 from citeworth.core.io import atomic_write, dumps, write_json, write_jsonl
 from citeworth.core.paper import Paper
 from citeworth.core.params import to_dict
 from citeworth.core.processes import worker_pool
 from citeworth.curate.config import CURATION_ERROR, CurationConfig
+from citeworth.curate.shard_store import ShardOutputs, ShardStore, default_store, reuse
 from citeworth.curate.stats import summarize
 from citeworth.sources import BadRecord, InputSpec, Shard, input_shards, read_shard
 from citeworth.sources.base import RAW_CHARS
@@ -46,6 +54,8 @@ log = logging.getLogger(__name__)
 
 # The code a curated shard comes from: a change in any of it recurates every shard.
 CODE = ("citeworth.curate", "citeworth.sources", "citeworth.core")
+# What a shard's stats record of where it came from: reuse rewrites them, the fingerprint omits them.
+PROVENANCE = ("shard", "release", "inputs")
 
 
 @dataclass
@@ -150,23 +160,43 @@ class _ShardRun:
         self.paragraphs_path = out / "paragraphs" / f"{self.key}.jsonl"
         self.quarantine_path = out / "quarantine" / f"{self.key}.jsonl"
         self.stats_path = out / "stats" / f"{self.key}.json"
-
-    def finished(self) -> dict | None:
-        """The shard's stats if it was curated from these inputs, rules and code."""
-        if not self.paragraphs_path.exists():
-            return None
-        return current_record(self.stats_path, self.fingerprint)
+        self.outputs = ShardOutputs(self.paragraphs_path, self.quarantine_path, self.stats_path)
+        self.identity = {"shard": self.key, "name": shard.name, "release": shard.release,
+                         "inputs": list(shard.paths)}
+        self.store = ShardStore(root) if (root := default_store()) else None
 
     def run(self) -> dict:
         """The shard's stats: curated now or before, or ``failed`` (recorded) when it raised."""
         try:
             self.fingerprint = _fingerprint(self.params.rules, self.shard)
-            if (done := self.finished()) is not None:
-                log.info("shard %s already curated with these inputs, rules and code: skipped", self.key)
-                return done
-            return self._curate()
+            stats = self._reused() or self._curate()
+            if self.store:
+                self.store.add(self.fingerprint, self.outputs)
+            return stats
         except Exception as exc:
             return self.fail(exc)
+
+    def _reused(self) -> dict | None:
+        """The stats of this content curated before: in ``out_dir`` for this very shard (a no-op),
+        in ``out_dir`` with other provenance or in the store (rewritten as this shard's); else None."""
+        here = current_record(self.stats_path, self.fingerprint) if self.paragraphs_path.exists() else None
+        if here is not None and all(here.get(key) == self.identity[key] for key in PROVENANCE):
+            log.info("shard %s already curated with these inputs, rules and code: skipped", self.key)
+            return here
+        found = self.outputs if here is not None else self.store and self.store.find(self.fingerprint)
+        if not found:
+            return None
+        try:
+            stats = reuse(found, self.outputs, self.identity)
+        except (OSError, ValueError, KeyError) as exc:  # a damaged copy: curate afresh, store anew
+            log.warning("shard %s: the curated copy %s is unreadable (%s): curated afresh", self.key,
+                        found.stats.parent, exc)
+            if self.store and found is not self.outputs:
+                self.store.discard(self.fingerprint)
+            return None
+        log.info("shard %s: its content was curated before with these rules and code (%s): reused",
+                 self.key, found.stats)
+        return stats
 
     def fail(self, exc: BaseException) -> dict:
         """Record that the shard failed: stats with the error, one shard_error quarantine record,
@@ -247,8 +277,9 @@ def _curator(rules: CurationConfig) -> Curator:
 
 
 def _fingerprint(rules: CurationConfig, shard: Shard) -> str:
-    """What decides a shard's output: the code, the rules and the input files' contents (not their
-    mtimes, which a fresh download or a DVC checkout changes)."""
-    files = [p for p in (*shard.paths, shard.metadata) if p]
-    return fingerprint(CODE, rules=to_dict(rules), files=files, data=data_version(files),
-                       release=shard.release)
+    """What decides a shard's output: the code, the rules, the reader and the input files' contents
+    (not their mtimes, which a fresh download or a DVC checkout changes, nor their folder, release
+    or shard name: provenance that ``shard_store.reuse`` rewrites)."""
+    metadata = content_version([shard.metadata]) if shard.metadata else None
+    return fingerprint(CODE, rules=to_dict(rules), reader=shard.reader, data=content_version(shard.paths),
+                       metadata=metadata)

@@ -12,6 +12,11 @@ stage writes, per model (so a DVC matrix cell running
 - ``plots/models/<name>/``: ``pr_curve.csv``, ``confusion.csv`` and ``learning_curve.csv`` (dev F1
   against optimizer steps, every seed; DVC plots) and the DVCLive logs;
 - ``reports/models/<name>/saliency.md``: InputXGradient for the most / least confident sentences.
+
+A model whose metrics file records the fingerprint of this data version, its catalog entry, the
+seeds and ``CODE`` (and whose model folder is there) is not trained again: a rerun, or an Airflow
+task mapped over the models in a workspace holding the last version's outputs, decides skip-or-run
+from the files themselves, never by asking DVC.
 """
 
 from __future__ import annotations
@@ -25,7 +30,7 @@ import numpy as np
 import yaml
 
 from citeworth.core.errors import StageFailed
-from citeworth.core.fingerprint import data_version
+from citeworth.core.fingerprint import current_record, data_version, fingerprint
 from citeworth.core.io import read_jsonl, write_json, write_text
 from citeworth.core.params import ParamsError, to_dict
 from citeworth.core.schema import CITE_WORTHY, NOT_CITE_WORTHY, SPLITS
@@ -48,6 +53,8 @@ log = logging.getLogger(__name__)
 # training time, under these keys of metrics/models/<name>.json (runtime_seconds, per_seed[].train_seconds),
 # copied by the report stage into metrics/models.json and the runtime column of reports/table4.md.
 RUNTIME_METRICS = ("runtime_seconds", "train_seconds")
+# The code a trained model comes from: a change in any of it retrains every model.
+CODE = ("citeworth.models", "citeworth.core")
 
 
 def without_runtimes(metrics):
@@ -75,11 +82,15 @@ class TrainParams:
     threads: int | None = None  # torch CPU threads; null = torch's default
 
 
+def split_files(data_dir: Path) -> list[Path]:
+    files = [Path(data_dir) / f"{s}.jsonl" for s in SPLITS]
+    if missing := [path.name for path in files if not path.exists()]:
+        raise StageFailed(f"{data_dir} lacks {', '.join(missing)}: run assemble first")
+    return files
+
+
 def load_splits(data_dir: Path) -> dict[str, list[dict]]:
-    missing = [s for s in SPLITS if not (Path(data_dir) / f"{s}.jsonl").exists()]
-    if missing:
-        raise StageFailed(f"{data_dir} lacks {', '.join(f'{s}.jsonl' for s in missing)}: run assemble first")
-    splits = {s: list(read_jsonl(Path(data_dir) / f"{s}.jsonl")) for s in SPLITS}
+    splits = {path.stem: list(read_jsonl(path)) for path in split_files(data_dir)}
     for split, records in splits.items():
         if not data.sentences(records):
             raise StageFailed(f"{data_dir}/{split}.jsonl has no sentences")
@@ -92,12 +103,39 @@ def train(params: TrainParams) -> dict:
     if unknown:
         raise ParamsError(f"train.models names {unknown} not in train.catalog ({sorted(params.catalog)})")
     specs = [model_spec(name, params.catalog[name] or {}) for name in params.models]
-    splits = load_splits(params.data_dir)
-    version = data_version(Path(params.data_dir) / f"{s}.jsonl" for s in SPLITS)
-    log.info("dataset %s (version %s): %s sentences", params.data_dir, version[:12],
-             {s: len(data.sentences(r)) for s, r in splits.items()})
-    with torch_threads(params.threads):
-        return {spec.name: _train_model(spec, splits, params, version) for spec in specs}
+    version = data_version(split_files(params.data_dir))
+    done = {spec.name: summary for spec in specs if (summary := _trained_before(spec, params, version))}
+    if todo := [spec for spec in specs if spec.name not in done]:
+        splits = load_splits(params.data_dir)
+        log.info("dataset %s (version %s): %s sentences", params.data_dir, version[:12],
+                 {s: len(data.sentences(r)) for s, r in splits.items()})
+        with torch_threads(params.threads):
+            done.update((spec.name, _train_model(spec, splits, params, version)) for spec in todo)
+    return {spec.name: done[spec.name] for spec in specs}
+
+
+def model_fingerprint(spec: ModelSpec, params: TrainParams, version: str) -> str:
+    """What decides a model's outputs: the data version, its catalog entry, the seeds, the
+    saliency examples, the torch threads (they may change float sums) and ``CODE``."""
+    return fingerprint(CODE, data=version, spec=to_dict(spec), seeds=params.seeds,
+                       saliency_examples=params.saliency_examples, threads=params.threads)
+
+
+def _trained_before(spec: ModelSpec, params: TrainParams, version: str) -> dict | None:
+    """The model's summary if its outputs come from this data, these params and this code."""
+    expected = model_fingerprint(spec, params, version)
+    metrics = current_record(params.metrics_dir / f"{spec.name}.json", expected)
+    if metrics is None or not (params.models_dir / spec.name).is_dir():
+        return None
+    log.info("%s already trained on data version %s with these params and code: skipped",
+             spec.name, version[:12])
+    return _summary(metrics)
+
+
+def _summary(metrics: dict) -> dict:
+    test = metrics["test"]
+    return {"f1": round(test["f1"]["mean"], 4), "f1_std": round(test["f1"]["std"], 4),
+            "seeds": test["f1"]["n"]}
 
 
 def _train_model(spec: ModelSpec, splits: dict, params: TrainParams, version: str) -> dict:
@@ -117,12 +155,13 @@ def _train_model(spec: ModelSpec, splits: dict, params: TrainParams, version: st
     trained.save(params.models_dir / spec.name, extra={"data_version": version, "metrics": metrics["test"]},
                  card=card)
     metrics["saliency_report"] = saliency
+    metrics["fingerprint"] = model_fingerprint(spec, params, version)
     write_json(params.metrics_dir / f"{spec.name}.json", metrics)
     test = metrics["test"]
     log.info("%s: test P %.4f R %.4f F1 %.4f ± %.4f (95%% CI %s) over %d seed(s), %d test sentences",
              spec.name, test["precision"]["mean"], test["recall"]["mean"], test["f1"]["mean"],
              test["f1"]["std"], test["f1_ci"], len(runs), test["sentences"])
-    return {"f1": round(test["f1"]["mean"], 4), "f1_std": round(test["f1"]["std"], 4), "seeds": len(runs)}
+    return _summary(metrics)
 
 
 def _run_seed(spec: ModelSpec, splits: dict, params: TrainParams, seed: int):

@@ -106,6 +106,12 @@ class Ref:
     commit: str
     subject: str
 
+    @property
+    def results_of(self) -> str:
+        """Whose results: an experiment (a run with its own values, on its branch) or the defaults
+        (a data tag: only runs on the defaults tag data versions)."""
+        return f"experiment ({self.name})" if self.kind == "run" else "defaults"
+
 
 def list_refs(root: Path) -> list[Ref]:
     """Data version tags, then ``runs/*`` branches, each newest first; none outside git."""

@@ -125,8 +125,11 @@ def _run(files: Files, params: dict, refs: list[Ref], head: str | None, find_run
         query = {"run_id": ref.name.removeprefix(RUN_BRANCH_PREFIX)} if ref is not None else {}
     runs = [{**run, "url": f"../dags/{quote(run['dag_id'])}/runs/{quote(run['run_id'], safe='')}"}
             for run in (find_runs(**query) if find_runs else [])]
+    # The working copy is the branch's: the results of runs on the defaults.
     return {"source": source, "release": release, "ref": ref, "airflow_runs": runs,
-            "latest_runs": not query, "commit": ref.commit if ref else head}
+            "latest_runs": not query, "commit": ref.commit if ref else head,
+            "results_of": ref.results_of if ref else "defaults",
+            "experiment": ref is not None and ref.kind == "run"}
 
 
 # --- the quality gate ------------------------------------------------------------------------------

@@ -5,8 +5,9 @@ project repository (``$CITEWORTH_PROJECT_DIR``, else the folder holding ``plugin
 the run starts from, sharing the repository's DVC cache. ``open_workspace`` makes it, applies the
 run's form there and, the run's one DVC call besides versioning, plans which stages are stale; every
 later task reads the same ``params.yaml`` section as ``citeworth run`` and ``dvc repro`` in that
-workspace and is idempotent: a stage the plan finds current is skipped, a finished shard or domain
-cell (by its fingerprint) is a no-op. Only the versioning step, one at a time (pool
+workspace and is idempotent: a stage the plan finds current is skipped; the mapped tasks (a curated
+shard, a trained model, a domain cell) decide by the project's fingerprint of their data, params
+and code, never by DVC, so a finished one is a no-op. Only the versioning step, one at a time (pool
 ``citeworth_versioning``), writes to the repository; ``close_workspace`` removes the workspace of a
 run that succeeded, ``housekeeping`` those of failed runs after some days.
 """
@@ -236,8 +237,12 @@ def plan_models() -> list[str]:
 
 @task(queue=TRAIN_QUEUE, map_index_template="{{ model }}")
 def train_model(model: str) -> Any:
-    """Train one model: the same call as the dvc.yaml matrix cell ``train@<model>``."""
-    return _run_unless_current("train", [f"models=[{model}]"], dvc_stage=f"train@{model}")
+    """Train one model: the same call as the dvc.yaml matrix cell ``train@<model>``; a model whose
+    outputs carry the fingerprint of this data, its params and the code is a no-op (the stage's own
+    check, as for a domain cell: parallel tasks never consult DVC)."""
+    from citeworth.orchestration import workspace
+
+    return workspace.run_stage(_workspace(), "train", [f"models=[{model}]"])
 
 
 @task

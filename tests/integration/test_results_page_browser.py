@@ -192,9 +192,13 @@ def test_a_logged_in_browser_sees_the_results_tables_and_images(deployment, brow
     assert browser.evaluate("document.querySelectorAll('#funnel svg rect').length") >= 5
     # The run section links the dataset DAG's run that versioned the data, in Airflow's UI.
     [dataset_run] = airflow.api("GET", "/dags/citeworth_dataset/dagRuns")["dag_runs"]
-    [link] = browser.evaluate("[...document.querySelectorAll('#run table a')].map(a => a.href)")
+    [link] = browser.evaluate("[...document.querySelectorAll('#run table.dag-runs a')].map(a => a.href)")
     assert link == f"{airflow.base}/dags/citeworth_dataset/runs/{quote(dataset_run['dag_run_id'], safe='')}"
     assert TAG in browser.evaluate("document.querySelector('#run dl').textContent")
+    assert browser.evaluate("document.querySelector('#run dl .badge').textContent") == "defaults"
+    versions = browser.evaluate("[...document.querySelectorAll('#run table.versions tr')].map("
+                                "r => [...r.cells].map(c => c.textContent.trim()))")
+    assert [TAG, "defaults"] in [row[:2] for row in versions]
 
     # Every image answered 200 as a PNG and decoded.
     images = browser.evaluate("[...document.images].map(i => ({src: i.src, width: i.naturalWidth}))")
@@ -216,7 +220,8 @@ def test_a_logged_in_browser_sees_the_results_tables_and_images(deployment, brow
     browser.evaluate("document.querySelector('form.picker').submit()")
     browser.wait_until(f"location.search === {json.dumps('?version=' + quote(TAG, safe=''))}"
                        " && document.readyState === 'complete'")
-    links = browser.evaluate("[...document.querySelectorAll('#run table a')].map(a => a.textContent)")
+    links = browser.evaluate("[...document.querySelectorAll('#run table.dag-runs a')]"
+                             ".map(a => a.textContent)")
     assert links == [dataset_run["dag_run_id"]]
     sections = browser.evaluate("[...document.querySelectorAll('main section')].map(s => s.id)")
     assert "dataset" in sections and "quality" in sections and "models" not in sections

@@ -80,3 +80,25 @@ def test_data_version_reads_names_and_bytes(tmp_path):
     assert version == fp.data_version([tmp_path / "a.jsonl", tmp_path / "b.jsonl"])
     (tmp_path / "b.jsonl").write_text("3\n")
     assert fp.data_version([tmp_path / "a.jsonl", tmp_path / "b.jsonl"]) != version
+
+
+def test_content_version_follows_the_files_not_their_place(tmp_path):
+    def shard(where: str, names=("a.xml", "b.xml")) -> list:
+        folder = tmp_path / where / "articles"
+        folder.mkdir(parents=True)
+        for name in names:
+            (folder / name).write_text(name)
+        return sorted(folder.iterdir())
+
+    version = fp.content_version(shard("v1"))
+    assert fp.content_version(shard("v2")) == version  # moved: the same content
+    assert fp.content_version(shard("v3", ("a.xml", "c.xml"))) != version  # a file renamed
+    renamed_folder = tmp_path / "v4" / "papers"
+    renamed_folder.parent.mkdir()
+    (tmp_path / "v2" / "articles").rename(renamed_folder)
+    assert fp.content_version(sorted(renamed_folder.iterdir())) != version  # readers may read names
+    (tmp_path / "v1" / "articles" / "b.xml").write_text("changed")
+    edited = sorted((tmp_path / "v1" / "articles").iterdir())
+    assert fp.content_version(shard("v5")) != fp.content_version(edited)
+    single = tmp_path / "v1" / "articles" / "a.xml"
+    assert fp.content_version([single]) == fp.content_version([shard("v6", ("a.xml",))[0]])

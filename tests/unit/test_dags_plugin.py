@@ -140,3 +140,20 @@ def test_the_s2_api_key_comes_from_the_airflow_connection_when_there_is_one(tmp_
     assert done.returncode == 0, done.stderr[-2000:]
     keys = json.loads(next(line for line in done.stdout.splitlines() if line.startswith("KEYS="))[5:])
     assert keys == ["s2-secret", "from-extra", None]
+
+
+def test_the_mapped_train_task_asks_the_stage_s_fingerprint_not_the_run_s_plan(tmp_path, monkeypatch):
+    """Even where DVC's plan calls a model current, the task runs the stage, which skips the model
+    only if its outputs carry the fingerprint of this data, params and code (test_train_fingerprint)."""
+    from citeworth_airflow import tasks
+
+    from citeworth.orchestration import runs, workspace
+
+    plan = tmp_path / runs.PLAN_FILE
+    plan.parent.mkdir(parents=True)
+    plan.write_text(json.dumps({"stale": [], "commands": {"train@tfidf_lr": "citeworth run train"}}))
+    calls = []
+    monkeypatch.setattr(tasks, "_workspace", lambda: tmp_path)
+    monkeypatch.setattr(workspace, "run_stage", lambda *call: calls.append(call) or {"tfidf_lr": {"f1": 0.5}})
+    assert tasks.train_model.function("tfidf_lr") == {"tfidf_lr": {"f1": 0.5}}
+    assert calls == [(tmp_path, "train", ["models=[tfidf_lr]"])]

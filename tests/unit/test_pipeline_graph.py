@@ -134,6 +134,7 @@ def test_the_package_root_holds_no_code():
     ("citeworth.studies.domains.stage", "citeworth.studies.domains.cells"),  # cells, cached models
     ("citeworth.studies.transfer.stage", "citeworth.studies.transfer.pretrain"),  # variants, runs
     ("citeworth.models.loop", "citeworth.models.loop"),  # resumable checkpoints
+    ("citeworth.models.train", "citeworth.models.train"),  # a trained model (a mapped train task)
 ])
 def test_each_fingerprint_covers_the_code_of_its_unit(unit, code_owner):
     code = importlib.import_module(code_owner).CODE

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import io
 import json
+import re
 import subprocess
 from html.parser import HTMLParser
 from pathlib import Path
@@ -286,12 +287,43 @@ def test_versions_are_read_from_git_and_the_dvc_cache(project):
     assert "./files/plots/models/sentence/pr_curve.png?version=data/demo/demo-v1" in html
 
 
-def test_the_run_behind_a_version_is_asked_of_the_airflow_shell(project):
+def _demo_v1_and_a_run_branch(project, branch: str) -> None:
+    """The project committed and tagged data/demo/demo-v1, and an experiment's branch on it."""
     git(project, "init", "--quiet")
     git(project, "add", "--all")
-    git(project, "commit", "--quiet", "-m", "built")
-    git(project, "tag", "--annotate", "data/demo/demo-v1", "-m", "v1")
-    git(project, "branch", "runs/scheduled__2024-01-08")
+    git(project, "commit", "--quiet", "-m", "demo-v1 built")
+    git(project, "tag", "--annotate", "data/demo/demo-v1", "-m", "dataset from demo release demo-v1")
+    git(project, "branch", branch)
+
+
+def _run_section(html: str) -> str:
+    return html.split('<section id="run"', 1)[1].split("<h3>Versions</h3>", 1)[0]
+
+
+def test_experiments_and_runs_on_the_defaults_are_labelled(project):
+    _demo_v1_and_a_run_branch(project, "runs/manual__2024-01-02")
+    refs = list_refs(project)
+    experiment_badge = '<span class="badge experiment">experiment (runs/manual__2024-01-02)</span>'
+    defaults_badge = '<span class="badge defaults">defaults</span>'
+
+    for version in (None, "data/demo/demo-v1"):  # the branch's working copy, a data version
+        page = build_page(open_files(project, version), refs, head_commit(project))
+        run_section = _run_section(render(page))
+        assert defaults_badge in run_section and "experiment (" not in run_section
+    page = build_page(open_files(project, "runs/manual__2024-01-02"), refs, head_commit(project))
+    assert page.run["experiment"] and page.run["results_of"] == "experiment (runs/manual__2024-01-02)"
+    html = render(page)
+    assert experiment_badge in _run_section(html) and defaults_badge not in _run_section(html)
+    versions = html.split("<h3>Versions</h3>", 1)[1].split("</table>", 1)[0]  # every version, labelled
+    assert re.search(r'version=data/demo/demo-v1">data/demo/demo-v1</a></td>\s*<td>'
+                     + re.escape(defaults_badge), versions)
+    assert re.search(r'version=runs/manual__2024-01-02">runs/manual__2024-01-02</a></td>\s*<td>'
+                     + re.escape(experiment_badge), versions)
+    assert "runs/manual__2024-01-02 · experiment · " in html and "data/demo/demo-v1 · defaults · " in html
+
+
+def test_the_run_behind_a_version_is_asked_of_the_airflow_shell(project):
+    _demo_v1_and_a_run_branch(project, "runs/scheduled__2024-01-08")
     asked = []
 
     def find_runs(**query):

@@ -1,0 +1,70 @@
+"""A trained model is reused while its data, params and code are unchanged: the train stage (and so
+the Airflow task mapped over the models) decides skip-or-run by the project's fingerprint."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+
+import pytest
+from test_domains_study import records
+
+from citeworth.core.io import write_jsonl
+from citeworth.models import train as train_stage
+
+pytestmark = pytest.mark.usefixtures("torch_one_thread")
+
+CATALOG = {"tfidf_lr": {"kind": "tfidf_lr", "label": "Logistic Regression"},
+           "tfidf_strong": {"kind": "tfidf_lr", "tfidf": {"C": 10.0}}}
+
+
+@pytest.fixture
+def fits(monkeypatch) -> list[str]:
+    """The name of each model actually fitted."""
+    fitted: list[str] = []
+    real = train_stage.fit_model
+    monkeypatch.setattr(train_stage, "fit_model", lambda spec, *args, **kw: fitted.append(spec.name)
+                        or real(spec, *args, **kw))
+    return fitted
+
+
+@pytest.fixture
+def params(tmp_path, monkeypatch) -> train_stage.TrainParams:
+    monkeypatch.chdir(tmp_path)
+    rows = records()
+    for i, split in enumerate(("train", "dev", "test")):
+        write_jsonl(tmp_path / f"data/citeworth/{split}.jsonl", rows[i::3])
+    return train_stage.TrainParams(models=["tfidf_lr", "tfidf_strong"], catalog=CATALOG, saliency_examples=0)
+
+
+def test_an_unchanged_model_is_skipped_and_a_change_of_data_params_or_code_retrains(params, fits, edit_code,
+                                                                                    tmp_path):
+    first = train_stage.train(params)
+    assert fits == ["tfidf_lr", "tfidf_strong"]
+    metrics = tmp_path / "metrics/models/tfidf_lr.json"
+    before = metrics.read_bytes()
+    assert train_stage.train(params) == first and len(fits) == 2  # nothing changed: both skipped
+    assert metrics.read_bytes() == before
+
+    train_stage.train(dataclasses.replace(params, seeds=[2]))  # a param of every model
+    assert fits[2:] == ["tfidf_lr", "tfidf_strong"]
+    changed = {**CATALOG, "tfidf_strong": {"kind": "tfidf_lr", "tfidf": {"C": 1.0}}}
+    train_stage.train(dataclasses.replace(params, seeds=[2], catalog=changed))  # one model's entry
+    assert fits[4:] == ["tfidf_strong"]
+
+    edit_code("models/tfidf.py")
+    train_stage.train(params)
+    assert fits[5:] == ["tfidf_lr", "tfidf_strong"]
+
+    test_split = tmp_path / "data/citeworth/test.jsonl"
+    test_split.write_text(test_split.read_text().replace("sample 1.", "sample one."))  # a new data version
+    train_stage.train(params)
+    assert fits[7:] == ["tfidf_lr", "tfidf_strong"]
+    assert json.loads(metrics.read_text())["fingerprint"] != json.loads(before)["fingerprint"]
+
+
+def test_a_model_whose_outputs_are_gone_is_trained_again(params, fits, tmp_path):
+    train_stage.train(params)
+    (tmp_path / "metrics/models/tfidf_lr.json").unlink()  # as `dvc repro` removes a stage's outputs
+    train_stage.train(params)
+    assert fits == ["tfidf_lr", "tfidf_strong", "tfidf_lr"]
