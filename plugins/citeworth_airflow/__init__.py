@@ -22,3 +22,13 @@ def results_root() -> Path:
 
     root = project()
     return results_view(root) or root
+
+
+def page_root() -> Path:
+    """Where the results page reads by default: the checkout when it holds results of its own (a
+    `dvc repro` there), else the latest results: in a deployment runs build in their own workspaces
+    and the checkout holds none."""
+    from citeworth.orchestration.workspace import RESULT_FILES
+
+    root = project()
+    return root if any((root / path).is_file() for path in RESULT_FILES.values()) else results_root()

@@ -51,14 +51,12 @@ def _results() -> dict[str, Any]:
 
 
 def _version_files(version: str | None):
-    """The result files of ``version`` (a listed data tag or run branch), else of the latest results
-    (where the API and the Data Docs read too: the results view a run on the defaults refreshes, or
-    the checkout's own `dvc repro` outputs)."""
+    """The result files of ``version`` (a listed data tag or run branch), else of ``page_root()``."""
     from citeworth.results.files import open_files
-    from citeworth_airflow import results_root
+    from citeworth_airflow import page_root
 
     try:
-        return open_files(results_root(), version)
+        return open_files(page_root(), version)
     except LookupError as exc:
         raise HTTPException(status.HTTP_404_NOT_FOUND, detail=str(exc)) from exc
 
@@ -72,9 +70,9 @@ def latest() -> dict[str, Any]:
 def page(version: str | None = None) -> str:
     from citeworth.results.files import head_commit, list_refs
     from citeworth.results.page import build_page, render
-    from citeworth_airflow import results_root
+    from citeworth_airflow import page_root
 
-    root = results_root()
+    root = page_root()
     return render(build_page(_version_files(version), list_refs(root), head_commit(root), find_runs))
 
 
