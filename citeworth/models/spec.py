@@ -17,6 +17,11 @@ KINDS = ("tfidf_lr", "crnn", "transformer", "sentence", "context")
 PRECISIONS = ("auto", "bf16", "fp16", "fp32")
 POOLINGS = ("sep", "mean")
 SELECT_ON = ("f1", "pr_auc")
+
+
+def _one_of(name: str, value: str, choices: tuple[str, ...]) -> None:
+    if value not in choices:
+        raise ParamsError(f"{name} is {value!r}; choose one of {', '.join(choices)}")
 # Which kind-specific sections each kind reads (``optim`` is read by every torch model).
 SECTIONS = {
     "tfidf_lr": {"tfidf"},
@@ -53,10 +58,8 @@ class OptimParams:
     precision: str = "auto"
 
     def __post_init__(self) -> None:
-        if self.precision not in PRECISIONS:
-            raise ParamsError(f"optim.precision is {self.precision!r}; choose one of {', '.join(PRECISIONS)}")
-        if self.select_on not in SELECT_ON:
-            raise ParamsError(f"optim.select_on is {self.select_on!r}; choose one of {', '.join(SELECT_ON)}")
+        _one_of("optim.precision", self.precision, PRECISIONS)
+        _one_of("optim.select_on", self.select_on, SELECT_ON)
 
 
 @dataclass
@@ -109,8 +112,7 @@ class ContextParams:
     pooling: str = "sep"
 
     def __post_init__(self) -> None:
-        if self.pooling not in POOLINGS:
-            raise ParamsError(f"context.pooling is {self.pooling!r}; choose one of {', '.join(POOLINGS)}")
+        _one_of("context.pooling", self.pooling, POOLINGS)
 
 
 @dataclass
