@@ -328,7 +328,8 @@ def run_child(kind: str, inputs: list[dict], workers: int = 1) -> dict:
     out_dir = WORK / f"interim_{kind}_{workers}"
     command = [sys.executable, __file__, "--child", kind, "--inputs", json.dumps(inputs),
                "--workers", str(workers), "--out", str(out_dir)]
-    result = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, check=False)
+    env = {**os.environ, "CITEWORTH_SHARD_STORE": "off"}  # curate every time: no shard reused from a store
+    result = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, check=False, env=env)
     if result.returncode:
         sys.exit(f"{kind} (workers={workers}) failed:\n{result.stderr[-3000:]}")
     shutil.rmtree(out_dir, ignore_errors=True)
