@@ -11,7 +11,8 @@ module-level function compiles through a large LRU cache, and a pattern that is 
 literal followed by ``\\s*`` is matched with ``str.find`` instead of being compiled. It also
 wraps one pysbd method (no pysbd code is copied): ``search_for_abbreviations_in_string`` loops
 over all ~190 abbreviations of the language for every paragraph; the wrapper finds, in one regex
-pass, the few that start a word of the text and runs pysbd's own loop over only those.
+pass, the few that start a word of the text and runs pysbd's own loop over only those. Two of
+its list-item patterns are compiled as equivalents that ``re`` runs faster (``FASTER_EQUIVALENTS``).
 
 Most of pysbd's calls then find nothing: each of its ~100 rules is applied to every paragraph and
 every sentence, and an abbreviation's pattern is tried wherever its letters occur inside a word.
@@ -46,10 +47,22 @@ _CASE_FOLDS_TO_ASCII = ("\u0130", "\u0131", "\u017f", "\u212a")
 _REPEATS = (sre.MAX_REPEAT, sre.MIN_REPEAT, sre.POSSESSIVE_REPEAT)
 
 
+# pysbd's alphabetical-list searches (ListItemReplacer, run twice on every paragraph), written as
+# ``re`` runs them faster. Each alternative of the original has the same body, so a match at a
+# position is the same match whichever lookbehind let it start; the rewrite tries one lookbehind
+# that holds exactly where one of the original's does (``(?<=^)`` and ``(?<=\\A)``: position 0).
+FASTER_EQUIVALENTS = {
+    r"(?<=^)[a-z](?=\.)|(?<=\A)[a-z](?=\.)|(?<=\s)[a-z](?=\.)": r"(?<!\S)[a-z](?=\.)",
+    r"(?<=\()[a-z]+(?=\))|(?<=^)[a-z]+(?=\))|(?<=\A)[a-z]+(?=\))|(?<=\s)[a-z]+(?=\))":
+        r"(?<![^\s(])[a-z]+(?=\))",
+}
+
+
 @functools.lru_cache(maxsize=CACHE_SIZE)
 def compiled(pattern: str | re.Pattern, flags: int = 0) -> tuple[re.Pattern, str | None]:
-    """The compiled pattern and a literal every match contains (None when there is none to use)."""
-    regex = re.compile(pattern, flags)
+    """The compiled pattern (or its faster equivalent) and a literal every match contains (None
+    when there is none to use)."""
+    regex = re.compile(FASTER_EQUIVALENTS.get(pattern, pattern) if flags == 0 else pattern, flags)
     return regex, required_literal(regex)
 
 
