@@ -13,7 +13,7 @@ patterns are compiled per process), one after the other. Writes benchmarks/resul
   passes the paper filter and `extract_sections` (more than 5 citation spans in permissible
   sections, the first in a valid format), split every permissible paragraph with citation spans
   with the stock pipeline (scispacy's tokenizer + `pysbd_sentencizer`, `nlp.pipe`, `doc.sents`;
-  pysbd with its own `re`, none of citeworth/curate/pysbd_regex.py).
+  pysbd with its own `re` and abbreviation search, none of citeworth/curate/pysbd_regex.py).
   The worker's per-character token maps and per-sentence work are left out, so the real worker is
   slower and the ratios are lower bounds.
 - curate_wN: the curate stage with N worker processes, from scratch (N = 1: spaCy is loaded
@@ -86,7 +86,7 @@ def measure_baseline(inputs: list[dict]) -> dict:
     from citeworth.curate.sections import SectionFilter
     from citeworth.curate.sentences import load_pipeline
 
-    nlp = load_pipeline()  # stock: pysbd_sentencizer + doc.sents, with pysbd's own ``re`` (below)
+    nlp = load_pipeline()  # stock: pysbd_sentencizer + doc.sents, with pysbd as released (below)
     config = CurationConfig()
     sections = SectionFilter(config.sections)
     counts = {"papers": 0, "paragraphs_split": 0, "sentences_split": 0}
@@ -328,7 +328,8 @@ def run_child(kind: str, inputs: list[dict], workers: int = 1) -> dict:
     out_dir = WORK / f"interim_{kind}_{workers}"
     command = [sys.executable, __file__, "--child", kind, "--inputs", json.dumps(inputs),
                "--workers", str(workers), "--out", str(out_dir)]
-    result = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, check=False)
+    env = {**os.environ, "CITEWORTH_SHARD_STORE": "off"}  # curate every time: no shard reused from a store
+    result = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, check=False, env=env)
     if result.returncode:
         sys.exit(f"{kind} (workers={workers}) failed:\n{result.stderr[-3000:]}")
     shutil.rmtree(out_dir, ignore_errors=True)

@@ -16,7 +16,13 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import IO, Any
 
+import orjson
+
 _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+# Every digit as "0", every other byte as a space: 19 digits in a row (a number orjson would not
+# read as the standard library does) are then one bytes search, far faster than a regex.
+_DIGITS_AS_ZEROS = bytes(0x30 if 0x30 <= byte <= 0x39 else 0x20 for byte in range(256))
+_NINETEEN_DIGITS = b"0" * 19
 
 
 def dumps(obj: Any) -> str:
@@ -36,7 +42,17 @@ class JsonInputError(ValueError):
 def parse_json(data: bytes | str) -> Any:
     """One JSON value as ``json.loads`` reads it; input it cannot take raises JsonInputError, also
     nesting deeper than the interpreter's stack (not RecursionError) and an escaped lone surrogate
-    (``"\\ud800"``: a string no UTF-8 output file can hold)."""
+    (``"\\ud800"``: a string no UTF-8 output file can hold).
+
+    Bytes are read by orjson (twice as fast) where it gives what ``json.loads`` gives: orjson
+    rejects, rather than reads differently, invalid UTF-8, lone surrogates, NaN and Infinity,
+    floats out of range and nesting past 1,024, and all of those are left to the standard library;
+    an integer beyond 64 bits it would read as a float, so text with 19 digits in a row is too."""
+    if isinstance(data, bytes) and _NINETEEN_DIGITS not in data.translate(_DIGITS_AS_ZEROS):
+        try:
+            return orjson.loads(data)
+        except orjson.JSONDecodeError:
+            pass  # the standard library decides: it reads the value or names what is wrong
     try:
         text = data.decode("utf-8") if isinstance(data, bytes) else data
     except UnicodeDecodeError as exc:

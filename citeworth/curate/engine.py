@@ -151,21 +151,21 @@ class Curator:
             cites = {i: self._citations(paper.paragraphs[i]) for i in permitted
                      if paper.paragraphs[i].cite_spans}
             reason = self._paper_citation_reason(paper, permitted, cites)
-        if not reason:
-            in_sections = set(permitted)
-            verdicts = [self._paragraph_reason(paragraph, i in in_sections, cites.get(i))
-                        for i, paragraph in enumerate(paper.paragraphs)]
+        if not reason:  # only paragraphs in permitted sections are checked: the rest are counted
+            verdicts = [self._paragraph_reason(paper.paragraphs[i], cites.get(i)) for i in permitted]
         self.stats.papers += 1
         self.stats.paragraphs += len(paper.paragraphs)
         if reason:
             return self._reject_paper(paper, reason)
         self.stats.paragraphs_in_sections += len(permitted)
+        if outside := len(paper.paragraphs) - len(permitted):
+            self.stats.paragraphs_rejected["section_not_permitted"] += outside
         candidates = []
-        for i, (paragraph, why) in enumerate(zip(paper.paragraphs, verdicts, strict=True)):
+        for i, why in zip(permitted, verdicts, strict=True):
             if why:
                 self.stats.paragraphs_rejected[why] += 1
             else:
-                candidates.append(_Candidate(i, paragraph, cites[i]))
+                candidates.append(_Candidate(i, paper.paragraphs[i], cites[i]))
         self.stats.candidates += len(candidates)
         return _PaperWork(paper, decision.field, candidates) if candidates else None
 
@@ -197,10 +197,8 @@ class Curator:
             return None if cit.looks_like_citation(self._marks(first.text)) else "citation_style"
         return None if self._format_ok(first) else "citation_style"
 
-    def _paragraph_reason(self, paragraph: Paragraph, permitted: bool,
-                          cites: list[cit.Citation] | None) -> str | None:
-        if not permitted:
-            return "section_not_permitted"
+    def _paragraph_reason(self, paragraph: Paragraph, cites: list[cit.Citation] | None) -> str | None:
+        """Why a paragraph of a permitted section is not split (None: it is a candidate)."""
         if (limit := self.config.max_paragraph_chars) is not None and len(paragraph.text) > limit:
             return "paragraph_too_long"
         if not paragraph.cite_spans:

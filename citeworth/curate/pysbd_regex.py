@@ -6,17 +6,21 @@ Python's own pattern cache, so nearly every call compiles its pattern again: abo
 the whole curation's time. Its char-span step also builds one pattern per sentence,
 ``re.escape(sentence) + r"\\s*"``, a literal that is searched once and never again.
 
-``install()`` replaces the ``re`` name inside every loaded pysbd module (nothing else, and no
-pysbd code) with ``CachedRe``: every module-level function compiles through a large LRU cache,
-and a pattern that is an escaped literal followed by ``\\s*`` is matched with ``str.find``
-instead of being compiled.
+``install()`` replaces the ``re`` name inside every loaded pysbd module with ``CachedRe``: every
+module-level function compiles through a large LRU cache, and a pattern that is an escaped
+literal followed by ``\\s*`` is matched with ``str.find`` instead of being compiled. It also
+wraps one pysbd method (no pysbd code is copied): ``search_for_abbreviations_in_string`` loops
+over all ~190 abbreviations of the language for every paragraph; the wrapper finds, in one regex
+pass, the few that start a word of the text and runs pysbd's own loop over only those. Two of
+its list-item patterns are compiled as equivalents that ``re`` runs faster (``FASTER_EQUIVALENTS``).
 
 Most of pysbd's calls then find nothing: each of its ~100 rules is applied to every paragraph and
 every sentence, and an abbreviation's pattern is tried wherever its letters occur inside a word.
 A string that lacks a literal every match must contain (``required_literal``) is answered without
 running the pattern, and pysbd's abbreviation search ``(?:^|\\s|\\r|\\n)<letters>``
 (case-insensitive) with ``str.find``. All of it gives exactly the matches ``re`` gives (tests
-compare pysbd's output with and without it on real papers, and each check with ``re``).
+compare pysbd's output with and without it on real papers, and each check with ``re``;
+``stock()`` undoes all of it for a block).
 """
 
 from __future__ import annotations
@@ -30,6 +34,8 @@ from collections.abc import Iterator
 from re import _constants as sre
 from re import _parser as sre_parser
 
+from pysbd.abbreviation_replacer import AbbreviationReplacer
+
 CACHE_SIZE = 8192  # pysbd's English rules need ~1,500 patterns; the rest is room for abbreviations seen
 _TRAILING_SPACE = r"\s*"
 _UNESCAPE = re.compile(r"\\(.)", re.DOTALL)
@@ -41,10 +47,22 @@ _CASE_FOLDS_TO_ASCII = ("\u0130", "\u0131", "\u017f", "\u212a")
 _REPEATS = (sre.MAX_REPEAT, sre.MIN_REPEAT, sre.POSSESSIVE_REPEAT)
 
 
+# pysbd's alphabetical-list searches (ListItemReplacer, run twice on every paragraph), written as
+# ``re`` runs them faster. Each alternative of the original has the same body, so a match at a
+# position is the same match whichever lookbehind let it start; the rewrite tries one lookbehind
+# that holds exactly where one of the original's does (``(?<=^)`` and ``(?<=\\A)``: position 0).
+FASTER_EQUIVALENTS = {
+    r"(?<=^)[a-z](?=\.)|(?<=\A)[a-z](?=\.)|(?<=\s)[a-z](?=\.)": r"(?<!\S)[a-z](?=\.)",
+    r"(?<=\()[a-z]+(?=\))|(?<=^)[a-z]+(?=\))|(?<=\A)[a-z]+(?=\))|(?<=\s)[a-z]+(?=\))":
+        r"(?<![^\s(])[a-z]+(?=\))",
+}
+
+
 @functools.lru_cache(maxsize=CACHE_SIZE)
 def compiled(pattern: str | re.Pattern, flags: int = 0) -> tuple[re.Pattern, str | None]:
-    """The compiled pattern and a literal every match contains (None when there is none to use)."""
-    regex = re.compile(pattern, flags)
+    """The compiled pattern (or its faster equivalent) and a literal every match contains (None
+    when there is none to use)."""
+    regex = re.compile(FASTER_EQUIVALENTS.get(pattern, pattern) if flags == 0 else pattern, flags)
     return regex, required_literal(regex)
 
 
@@ -195,7 +213,10 @@ class CachedRe(types.ModuleType):
     @staticmethod
     def sub(pattern, repl, string, count=0, flags=0):
         regex, literal = compiled(pattern, flags)
-        return string if _cannot_match(literal, string) else regex.sub(repl, string, count)
+        # _cannot_match inlined: pysbd calls sub ~250 times a paragraph
+        if literal is not None and isinstance(string, str) and literal not in string:
+            return string
+        return regex.sub(repl, string, count)
 
     @staticmethod
     def subn(pattern, repl, string, count=0, flags=0):
@@ -242,8 +263,76 @@ class CachedRe(types.ModuleType):
 CACHED_RE = CachedRe()
 
 
+class _Narrowed:
+    """``original`` (a pysbd language or its ``Abbreviation`` class) with some attributes replaced."""
+
+    def __init__(self, original, **replaced):
+        self._original = original
+        self.__dict__.update(replaced)
+
+    def __getattr__(self, name: str):
+        return getattr(self._original, name)
+
+
+class WordStartFinder:
+    """Which of a language's abbreviations pysbd's search ``(?:^|\\s|\\r|\\n)<abbr>``
+    (case-insensitive) can find in a text, in one regex pass over its lower case. Only an
+    abbreviation of ASCII letters and digits is looked for; any other (with a "." that the search
+    reads as any character, or non-ASCII letters that fold in other ways) is always kept."""
+
+    def __init__(self, abbreviations: tuple[str, ...]):
+        self.abbreviations = [(abbreviation, _plain(abbreviation.strip())) for abbreviation in abbreviations]
+        longest_first = sorted({plain for _, plain in self.abbreviations if plain}, key=len, reverse=True)
+        # the longest abbreviation at a word start; every other one there is a prefix of it
+        self.pattern = re.compile(r"(?<!\S)(?:" + "|".join(longest_first) + ")") if longest_first else None
+        self.prefixes = {longer: frozenset(s for s in longest_first if longer.startswith(s))
+                         for longer in longest_first}
+
+    def __call__(self, lowered: str) -> list[str]:
+        """The abbreviations (in their order) that start a word of ``lowered`` (at its start or after
+        whitespace), and every one that is not looked for."""
+        found: set[str] = set()
+        for longest in set(self.pattern.findall(lowered) if self.pattern else ()):
+            found |= self.prefixes[longest]
+        return [abbreviation for abbreviation, plain in self.abbreviations if plain is None or plain in found]
+
+
+def _plain(abbreviation: str) -> str | None:
+    """``abbreviation`` if it is ASCII letters and digits (a literal as a pattern), else None."""
+    return abbreviation if abbreviation.isascii() and abbreviation.isalnum() else None
+
+
+@functools.lru_cache(maxsize=64)
+def word_start_finder(abbreviations: tuple[str, ...]) -> WordStartFinder:
+    return WordStartFinder(abbreviations)
+
+
+def _search_word_start_abbreviations(self, text: str) -> str:
+    """pysbd's ``search_for_abbreviations_in_string``, run over only the abbreviations that start
+    a word of ``text`` (see WordStartFinder). It does nothing for the others (their search finds
+    nothing), and its replacements only turn "." into "∯", so a word start it finds in the text it
+    rewrites was one in ``text`` already. Stock where a language changes its replacements, or the
+    text holds a character that folds to an ASCII letter (only ``re`` can tell then)."""
+    lowered = _lowered(text)
+    if lowered is None or any(getattr(type(self), name) is not getattr(_STOCK_REPLACER, name)
+                              for name in ("scan_for_replacements", "replace_period_of_abbr")):
+        return _STOCK_SEARCH(self, text)
+    language = self.lang
+    candidates = word_start_finder(tuple(language.Abbreviation.ABBREVIATIONS))(lowered)
+    self.lang = _Narrowed(language, Abbreviation=_Narrowed(language.Abbreviation, ABBREVIATIONS=candidates))
+    try:
+        return _STOCK_SEARCH(self, text)
+    finally:
+        self.lang = language
+
+
+_STOCK_REPLACER = AbbreviationReplacer
+_STOCK_SEARCH = _STOCK_REPLACER.search_for_abbreviations_in_string
+
+
 def install() -> list[str]:
-    """Point ``re`` in every loaded pysbd module at ``CACHED_RE``; returns their names. Idempotent."""
+    """Point ``re`` in every loaded pysbd module at ``CACHED_RE`` and give pysbd's abbreviation
+    search its word-start filter; returns the modules patched. Idempotent."""
     import pysbd  # noqa: F401  (loads its modules: the segmenter imports the rest)
 
     patched = []
@@ -251,6 +340,7 @@ def install() -> list[str]:
         if (name == "pysbd" or name.startswith("pysbd.")) and getattr(module, "re", None) in (re, CACHED_RE):
             module.re = CACHED_RE
             patched.append(name)
+    _STOCK_REPLACER.search_for_abbreviations_in_string = _search_word_start_abbreviations
     return patched
 
 
@@ -260,10 +350,13 @@ def stock() -> Iterator[None]:
     worker runs), then ``CACHED_RE`` again where it was installed."""
     patched = [module for name, module in sys.modules.items()
                if (name == "pysbd" or name.startswith("pysbd.")) and getattr(module, "re", None) is CACHED_RE]
+    search = _STOCK_REPLACER.search_for_abbreviations_in_string
     for module in patched:
         module.re = re
+    _STOCK_REPLACER.search_for_abbreviations_in_string = _STOCK_SEARCH
     try:
         yield
     finally:
         for module in patched:
             module.re = CACHED_RE
+        _STOCK_REPLACER.search_for_abbreviations_in_string = search
