@@ -54,7 +54,8 @@ class Citation:
 
 
 def ascii_dashes(text: str) -> str:
-    return text.translate(_DASHES)
+    # ``in`` first: translate copies every string, and most hold no dash (an ASCII one: at once)
+    return text.translate(_DASHES) if "\u2013" in text or "\u2014" in text else text
 
 
 def span_problem(text: str, spans: Sequence[CitationSpan]) -> str | None:

@@ -8,7 +8,8 @@ the whole curation's time. Its char-span step also builds one pattern per senten
 
 ``install()`` replaces the ``re`` name inside every loaded pysbd module with ``CachedRe``: every
 module-level function compiles through a large LRU cache, and a pattern that is an escaped
-literal followed by ``\\s*`` is matched with ``str.find`` instead of being compiled. It also
+literal followed by ``\\s*`` is matched with ``str.find`` instead of being compiled (its
+``escape`` remembers the last strings it escaped, so the literal is known at once). It also
 wraps one pysbd method (no pysbd code is copied): ``search_for_abbreviations_in_string`` loops
 over all ~190 abbreviations of the language for every paragraph; the wrapper finds, in one regex
 pass, the few that start a word of the text and runs pysbd's own loop over only those. Two of
@@ -179,10 +180,28 @@ def _literal_then_space(pattern: str | re.Pattern, flags: int) -> str | None:
     if flags or not isinstance(pattern, str) or not pattern.endswith(_TRAILING_SPACE):
         return None
     body = pattern[: -len(_TRAILING_SPACE)]
+    if (literal := _escaped.get(body)) is not None:  # pysbd escaped it through CachedRe.escape
+        return literal or None
     # Without an escaped backslash every backslash is an escape: dropping them is the fast unescape
     # (``_UNESCAPE.sub`` expands its template in Python, once per escaped space).
     literal = _UNESCAPE.sub(r"\1", body) if "\\\\" in body else body.replace("\\", "")
     return literal if literal and re.escape(literal) == body else None
+
+
+class _RecentEscapes(dict):
+    """``{re.escape(s): s}`` for the last strings escaped through ``CachedRe.escape``: pysbd escapes
+    each sentence and searches for it at once, so the literal is known without unescaping the
+    pattern and escaping it again to check (``re.escape`` is one-to-one)."""
+
+    LIMIT = 256
+
+    def remember(self, literal: str, escaped: str) -> None:
+        if len(self) >= self.LIMIT:
+            self.clear()
+        self[escaped] = literal
+
+
+_escaped = _RecentEscapes()
 
 
 def _find_literal_then_space(literal: str, text: str) -> Iterator[_LiteralMatch]:
@@ -205,6 +224,13 @@ class CachedRe(types.ModuleType):
 
     def __getattr__(self, name: str):
         return getattr(re, name)
+
+    @staticmethod
+    def escape(pattern):
+        escaped = re.escape(pattern)
+        if isinstance(pattern, str):
+            _escaped.remember(pattern, escaped)
+        return escaped
 
     @staticmethod
     def compile(pattern, flags=0):

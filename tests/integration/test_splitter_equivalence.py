@@ -113,9 +113,13 @@ def test_curation_output_is_byte_identical_to_the_stock_splitting(papers, splitt
     "a.b a.b  a.b\x1c\x1d tail",  # \s also matches the ASCII separators \x1c-\x1f
     "$x^2$ and \\alpha? {1} | ^ $x^2$ and",
 ])
-def test_the_literal_fast_path_finds_what_re_finds(text):
+@pytest.mark.parametrize("escape", [re.escape, pysbd_regex.CACHED_RE.escape],
+                         ids=["unescaped", "remembered"])  # as pysbd escapes: the literal is remembered
+def test_the_literal_fast_path_finds_what_re_finds(text, escape):
+    pysbd_regex._escaped.clear()  # "unescaped" must not find what an earlier case remembered
     for sentence in {text[i:j] for i in range(0, len(text), 5) for j in range(i + 1, len(text), 7)}:
-        pattern = f"{re.escape(sentence)}\\s*"
+        pattern = f"{escape(sentence)}\\s*"
+        assert pattern == f"{re.escape(sentence)}\\s*"
         assert pysbd_regex._literal_then_space(pattern, 0) == sentence
         fast = [(m.group(), m.span()) for m in pysbd_regex.CACHED_RE.finditer(pattern, text)]
         assert fast == [(m.group(), m.span()) for m in re.finditer(pattern, text)]
