@@ -5,12 +5,15 @@ from __future__ import annotations
 
 import gzip
 import json
+import random
 
 import pytest
 
 from citeworth.core.paper import Paper
 from citeworth.sources import BadRecord, Shard, discover_shards, read_shard
+from citeworth.sources import lines as lines_module
 from citeworth.sources.base import RAW_CHARS
+from citeworth.sources.lines import BrokenStream, iter_lines
 
 
 def paper(paper_id="2301.00001", text="Prior work exists {{cite:b1}}.", spans=None, **changes):
@@ -97,6 +100,53 @@ def test_corrupt_gzip_is_fatal_and_reported(tmp_path):
     [shard] = discover_shards("unarxive", str(path))
     *papers, last = read_shard(shard)
     assert len(papers) == 50 and last.reason == "corrupt_gzip" and last.fatal
+
+
+def _damaged_streams() -> dict[str, bytes]:
+    """A gzip file of long JSON lines, cut short, with one bit flipped, and with what may follow it."""
+    chance = random.Random(7)
+    texts = ["x" * chance.randint(0, 3000) + chance.randbytes(40).hex() for _ in range(300)]
+    sound = gzip.compress(b"".join(line(paper(f"2301.{i:05d}", text=text)) for i, text in enumerate(texts)))
+    streams = {f"cut at {cut}": sound[:cut] for cut in chance.sample(range(1, len(sound)), 25)}
+    for position in chance.sample(range(len(sound)), 40):
+        flipped = bytearray(sound)
+        flipped[position] ^= 1 << chance.randrange(8)
+        streams[f"bit flipped at {position}"] = bytes(flipped)
+    streams |= {"garbage after": sound + b"garbage", "zero padding after": sound + bytes(10),
+                "two members": sound + sound, "a second header alone": sound + sound[:10],
+                "a second magic alone": sound + b"\x1f\x8b", "sound": sound}
+    return streams
+
+
+def _read_with_stdlib_gzip(path) -> tuple[list, tuple | None]:
+    lines, broken = [], None
+    try:
+        for item in lines_module._lines(path, lines_module.open_bytes):
+            lines.append(item)
+    except BrokenStream as exc:
+        broken = (exc.reason, exc.offset, exc.line, exc.detail)
+    return lines, broken
+
+
+@pytest.mark.parametrize(("name", "data"), list(_damaged_streams().items()))
+def test_lines_and_breaks_are_the_standard_librarys_though_isal_inflates(tmp_path, name, data):
+    """ISA-L reads the stream; a break is reported with gzip's lines, offset and words."""
+    path = tmp_path / "shard.jsonl.gz"
+    path.write_bytes(data)
+    read, broken = [], None
+    try:
+        for item in iter_lines(path):
+            read.append(item)
+    except BrokenStream as exc:
+        broken = (exc.reason, exc.offset, exc.line, exc.detail)
+    assert (read, broken) == _read_with_stdlib_gzip(path)
+
+
+def test_a_sound_stream_is_read_by_isal_alone(tmp_path, monkeypatch):
+    path = tmp_path / "shard.jsonl.gz"
+    path.write_bytes(gzip.compress(b"".join(line(paper(f"2301.{i:05d}")) for i in range(50))))
+    monkeypatch.setattr(lines_module, "open_bytes", None)  # the standard library's reader is not called
+    assert len(list(iter_lines(path))) == 50
 
 
 def test_gzip_is_recognised_by_content_not_name(tmp_path):
