@@ -12,7 +12,8 @@ literal followed by ``\\s*`` is matched with ``str.find`` instead of being compi
 ``escape`` remembers the last strings it escaped, so the literal is known at once). It also
 wraps one pysbd method (no pysbd code is copied): ``search_for_abbreviations_in_string`` loops
 over all ~190 abbreviations of the language for every paragraph; the wrapper finds, in one regex
-pass, the few that start a word of the text and runs pysbd's own loop over only those. Two of
+pass, the few the text writes with a "." at a word start (the only ones the loop can change the
+text for) and runs pysbd's own loop over only those. Two of
 its list-item patterns are compiled as equivalents that ``re`` runs faster (``FASTER_EQUIVALENTS``).
 
 Most of pysbd's calls then find nothing: each of its ~100 rules is applied to every paragraph and
@@ -300,26 +301,25 @@ class _Narrowed:
         return getattr(self._original, name)
 
 
-class WordStartFinder:
-    """Which of a language's abbreviations pysbd's search ``(?:^|\\s|\\r|\\n)<abbr>``
-    (case-insensitive) can find in a text, in one regex pass over its lower case. Only an
-    abbreviation of ASCII letters and digits is looked for; any other (with a "." that the search
-    reads as any character, or non-ASCII letters that fold in other ways) is always kept."""
+class PeriodAbbreviationFinder:
+    """Which of a language's abbreviations pysbd's abbreviation loop can change a text for, in one
+    regex pass over its lower case. The loop's replacements (``replace_period_of_abbr``,
+    ``replace_prepositive_abbr``, ``replace_pre_number_abbr``) each turn a "." that follows the
+    abbreviation at a word start, ``(?<=\\s<abbr>)\\.`` after prepending a space, into "∯": an
+    abbreviation the text never writes so is searched for nothing. Only an abbreviation of ASCII
+    letters and digits is looked for; any other (with a "." that pysbd's search reads as any
+    character, or non-ASCII letters that fold in other ways) is always kept."""
 
     def __init__(self, abbreviations: tuple[str, ...]):
         self.abbreviations = [(abbreviation, _plain(abbreviation.strip())) for abbreviation in abbreviations]
-        longest_first = sorted({plain for _, plain in self.abbreviations if plain}, key=len, reverse=True)
-        # the longest abbreviation at a word start; every other one there is a prefix of it
-        self.pattern = re.compile(r"(?<!\S)(?:" + "|".join(longest_first) + ")") if longest_first else None
-        self.prefixes = {longer: frozenset(s for s in longest_first if longer.startswith(s))
-                         for longer in longest_first}
+        plain = sorted({plain for _, plain in self.abbreviations if plain}, key=len, reverse=True)
+        # At a word start at most one abbreviation ends right before a "." (they hold no ".").
+        self.pattern = re.compile(r"(?<!\S)(?:" + "|".join(plain) + r")(?=\.)") if plain else None
 
     def __call__(self, lowered: str) -> list[str]:
-        """The abbreviations (in their order) that start a word of ``lowered`` (at its start or after
-        whitespace), and every one that is not looked for."""
-        found: set[str] = set()
-        for longest in set(self.pattern.findall(lowered) if self.pattern else ()):
-            found |= self.prefixes[longest]
+        """The abbreviations (in their order) that ``lowered`` writes with a "." at a word start
+        (at its start or after whitespace), and every one that is not looked for."""
+        found = set(self.pattern.findall(lowered)) if self.pattern else set()
         return [abbreviation for abbreviation, plain in self.abbreviations if plain is None or plain in found]
 
 
@@ -329,22 +329,22 @@ def _plain(abbreviation: str) -> str | None:
 
 
 @functools.lru_cache(maxsize=64)
-def word_start_finder(abbreviations: tuple[str, ...]) -> WordStartFinder:
-    return WordStartFinder(abbreviations)
+def period_abbreviation_finder(abbreviations: tuple[str, ...]) -> PeriodAbbreviationFinder:
+    return PeriodAbbreviationFinder(abbreviations)
 
 
-def _search_word_start_abbreviations(self, text: str) -> str:
-    """pysbd's ``search_for_abbreviations_in_string``, run over only the abbreviations that start
-    a word of ``text`` (see WordStartFinder). It does nothing for the others (their search finds
-    nothing), and its replacements only turn "." into "∯", so a word start it finds in the text it
-    rewrites was one in ``text`` already. Stock where a language changes its replacements, or the
+def _search_period_abbreviations(self, text: str) -> str:
+    """pysbd's ``search_for_abbreviations_in_string``, run over only the abbreviations ``text``
+    writes with a "." at a word start (see PeriodAbbreviationFinder). For the others its
+    replacements find nothing to replace, and they only turn "." into "∯", so none of them gives
+    another abbreviation such a "." either. Stock where a language changes its replacements, or the
     text holds a character that folds to an ASCII letter (only ``re`` can tell then)."""
     lowered = _lowered(text)
     if lowered is None or any(getattr(type(self), name) is not getattr(_STOCK_REPLACER, name)
                               for name in ("scan_for_replacements", "replace_period_of_abbr")):
         return _STOCK_SEARCH(self, text)
     language = self.lang
-    candidates = word_start_finder(tuple(language.Abbreviation.ABBREVIATIONS))(lowered)
+    candidates = period_abbreviation_finder(tuple(language.Abbreviation.ABBREVIATIONS))(lowered)
     self.lang = _Narrowed(language, Abbreviation=_Narrowed(language.Abbreviation, ABBREVIATIONS=candidates))
     try:
         return _STOCK_SEARCH(self, text)
@@ -366,7 +366,7 @@ def install() -> list[str]:
         if (name == "pysbd" or name.startswith("pysbd.")) and getattr(module, "re", None) in (re, CACHED_RE):
             module.re = CACHED_RE
             patched.append(name)
-    _STOCK_REPLACER.search_for_abbreviations_in_string = _search_word_start_abbreviations
+    _STOCK_REPLACER.search_for_abbreviations_in_string = _search_period_abbreviations
     return patched
 
 
