@@ -53,10 +53,23 @@ _REPEATS = (sre.MAX_REPEAT, sre.MIN_REPEAT, sre.POSSESSIVE_REPEAT)
 # ``re`` runs them faster. Each alternative of the original has the same body, so a match at a
 # position is the same match whichever lookbehind let it start; the rewrite tries one lookbehind
 # that holds exactly where one of the original's does (``(?<=^)`` and ``(?<=\\A)``: position 0).
+#
+# Its numbered-list search (NUMBERED_LIST_REGEX_1, run four times on every paragraph and sentence)
+# likewise: a match starts at a whitespace character (its first four alternatives but the two at
+# "^") or at a digit, and at one position every alternative that matches gives the same digits (one
+# where a "." follows the first, two where a digit does). The rewrite starts each alternative with
+# that character, so ``re`` skips to the next whitespace or digit instead of trying twelve
+# alternatives at every position; the "^" and lookbehind conditions are checked after the first
+# digit, grouped by the lookahead they allow ("s-" is pysbd's own, not "\\s-").
 FASTER_EQUIVALENTS = {
     r"(?<=^)[a-z](?=\.)|(?<=\A)[a-z](?=\.)|(?<=\s)[a-z](?=\.)": r"(?<!\S)[a-z](?=\.)",
     r"(?<=\()[a-z]+(?=\))|(?<=^)[a-z]+(?=\))|(?<=\A)[a-z]+(?=\))|(?<=\s)[a-z]+(?=\))":
         r"(?<![^\s(])[a-z]+(?=\))",
+    r"\s\d{1,2}(?=\.\s)|^\d{1,2}(?=\.\s)|\s\d{1,2}(?=\.\))|^\d{1,2}(?=\.\))|(?<=\s\-)\d{1,2}(?=\.\s)"
+    r"|(?<=^\-)\d{1,2}(?=\.\s)|(?<=\s\⁃)\d{1,2}(?=\.\s)|(?<=^\⁃)\d{1,2}(?=\.\s)|(?<=s\-)\d{1,2}(?=\.\))"
+    r"|(?<=^\-)\d{1,2}(?=\.\))|(?<=\s\⁃)\d{1,2}(?=\.\))|(?<=^\⁃)\d{1,2}(?=\.\))":
+        r"\s\d{1,2}(?=\.[\s)])|\d(?:(?<=^\d)|(?<=^-\d)|(?<=^⁃\d)|(?<=\s⁃\d))\d?(?=\.[\s)])"
+        r"|\d(?<=\s-\d)\d?(?=\.\s)|\d(?<=s-\d)\d?(?=\.\))",
 }
 
 
