@@ -18,6 +18,7 @@ entry map, and list order is trusted only where no link contradicts it.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import re
 import unicodedata
 from collections import defaultdict
@@ -45,17 +46,20 @@ def name_key(name: str) -> str:
     return "".join(c for c in decomposed if c.isalpha() and not unicodedata.combining(c)).casefold()
 
 
-def printed_numbers(text: str) -> list[int]:
+@functools.lru_cache(maxsize=4096)
+def printed_numbers(text: str) -> tuple[int, ...]:
     """The reference numbers a numeric marker prints, ranges expanded ("[1, 4-6]" -> 1, 4, 5, 6);
-    [] for a marker that is not purely numeric (author-year, "Fig. 2")."""
+    () for a marker that is not purely numeric (author-year, "Fig. 2"). Cached: every marker is
+    read when learning a paper's numbers, resolving it and checking ranges, and "[3]" recurs in
+    paper after paper."""
     if not _NUMERIC.fullmatch(text):
-        return []
+        return ()
     numbers: list[int] = []
     for match in _ITEM.finditer(text):
         first = int(match.group(1))
         last = int(match.group(2)) if match.group(2) else first
         numbers += range(first, last + 1) if 0 < last - first <= MAX_RANGE else dict.fromkeys((first, last))
-    return numbers
+    return tuple(numbers)
 
 
 def name_years(text: str) -> list[tuple[str, int, str]]:
@@ -78,7 +82,6 @@ class Bibliography:
 
     def __init__(self, entries: Mapping[str, BibEntry], paragraphs: Iterable[Paragraph] = ()):
         self.entries = entries
-        self._printed: dict[str, list[int]] = {}
         self._numbers = self._learn_numbers(paragraphs)
         # the smallest number printed for an entry (largest first, so smaller ones overwrite)
         self._number_of = {ref_id: number for number, ref_id in sorted(self._numbers.items(), reverse=True)}
@@ -91,21 +94,13 @@ class Bibliography:
         learned: dict[int, str] = {}
         for paragraph in paragraphs:
             for span in paragraph.cite_spans:
-                numbers = self.printed_numbers(span.text)
+                numbers = printed_numbers(span.text)
                 if len(numbers) == 1 and span.ref_id in self.entries:
                     learned.setdefault(numbers[0], span.ref_id)
         in_order = list(self.entries)
         if all(n <= len(in_order) and in_order[n - 1] == ref_id for n, ref_id in learned.items()):
             return {n: ref_id for n, ref_id in enumerate(in_order, 1)}
         return learned
-
-    def printed_numbers(self, text: str) -> list[int]:
-        """``printed_numbers(text)``, read once per marker text: a paper prints "[3]" many times,
-        and every marker is read when learning the numbers, resolving it and checking ranges."""
-        numbers = self._printed.get(text)
-        if numbers is None:
-            numbers = self._printed[text] = printed_numbers(text)
-        return numbers
 
     def by_number(self, number: int) -> str | None:
         return self._numbers.get(number)
@@ -125,7 +120,7 @@ class Bibliography:
 
     def resolve_text(self, text: str) -> tuple[str, ...]:
         """The entries a marker's text names, by number or by surname + year (unresolved ones left out)."""
-        numbers = self.printed_numbers(text)
+        numbers = printed_numbers(text)
         found = [self.by_number(n) for n in numbers] if numbers else [
             self.by_name_year(*name_year) for name_year in name_years(text)]
         return tuple(dict.fromkeys(ref_id for ref_id in found if ref_id))
@@ -165,7 +160,7 @@ def _span_entries(span: CitationSpan, bibliography: Bibliography) -> tuple[str, 
 def _range_middle(text: str, before: CitationSpan, span: CitationSpan,
                   bibliography: Bibliography) -> tuple[str, ...]:
     """The entries strictly inside a range printed across two markers ("[1]–[4]" -> 2, 3)."""
-    first, last = bibliography.printed_numbers(before.text), bibliography.printed_numbers(span.text)
+    first, last = printed_numbers(before.text), printed_numbers(span.text)
     if not first or not last or not 1 < last[0] - first[-1] <= MAX_RANGE:
         return ()
     gap_start = before.start + max(i for i, c in enumerate(before.text) if c.isdigit()) + 1

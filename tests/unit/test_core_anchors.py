@@ -19,7 +19,7 @@ from citeworth.sources import discover_shards, read_shard
     ("[1-100]", [1, 100]),  # wider than MAX_RANGE: the ends only
 ])
 def test_printed_numbers(text, numbers):
-    assert printed_numbers(text) == numbers
+    assert printed_numbers(text) == tuple(numbers)
 
 
 @pytest.mark.parametrize(("text", "found"), [
