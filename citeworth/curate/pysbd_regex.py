@@ -314,31 +314,34 @@ class _Narrowed:
         return getattr(self._original, name)
 
 
+# A word of ASCII letters and digits followed by "." (in a lower-cased text).
+_WORD_BEFORE_PERIOD = re.compile(r"(?<!\S)[a-z0-9]+(?=\.)")
+
+
 class PeriodAbbreviationFinder:
     """Which of a language's abbreviations pysbd's abbreviation loop can change a text for, in one
     regex pass over its lower case. The loop's replacements (``replace_period_of_abbr``,
     ``replace_prepositive_abbr``, ``replace_pre_number_abbr``) each turn a "." that follows the
     abbreviation at a word start, ``(?<=\\s<abbr>)\\.`` after prepending a space, into "∯": an
     abbreviation the text never writes so is searched for nothing. Only an abbreviation of ASCII
-    letters and digits is looked for; any other (with a "." that pysbd's search reads as any
-    character, or non-ASCII letters that fold in other ways) is always kept."""
+    letters and digits is looked for (such a one before a "." is the whole word there); any other
+    (with a "." that pysbd's search reads as any character, or non-ASCII letters that fold in other
+    ways) is always kept."""
 
     def __init__(self, abbreviations: tuple[str, ...]):
         self.abbreviations = [(abbreviation, _plain(abbreviation.strip())) for abbreviation in abbreviations]
-        plain = sorted({plain for _, plain in self.abbreviations if plain}, key=len, reverse=True)
-        # At a word start at most one abbreviation ends right before a "." (they hold no ".").
-        self.pattern = re.compile(r"(?<!\S)(?:" + "|".join(plain) + r")(?=\.)") if plain else None
 
     def __call__(self, lowered: str) -> list[str]:
         """The abbreviations (in their order) that ``lowered`` writes with a "." at a word start
         (at its start or after whitespace), and every one that is not looked for."""
-        found = set(self.pattern.findall(lowered)) if self.pattern else set()
+        found = set(_WORD_BEFORE_PERIOD.findall(lowered))
         return [abbreviation for abbreviation, plain in self.abbreviations if plain is None or plain in found]
 
 
 def _plain(abbreviation: str) -> str | None:
-    """``abbreviation`` if it is ASCII letters and digits (a literal as a pattern), else None."""
-    return abbreviation if abbreviation.isascii() and abbreviation.isalnum() else None
+    """``abbreviation`` in lower case if it is ASCII letters and digits (a literal as a pattern),
+    else None."""
+    return abbreviation.lower() if abbreviation.isascii() and abbreviation.isalnum() else None
 
 
 @functools.lru_cache(maxsize=64)
