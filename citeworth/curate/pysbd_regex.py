@@ -374,7 +374,7 @@ _STOCK_SEARCH = _STOCK_REPLACER.search_for_abbreviations_in_string
 
 def install() -> list[str]:
     """Point ``re`` in every loaded pysbd module at ``CACHED_RE`` and give pysbd's abbreviation
-    search its word-start filter; returns the modules patched. Idempotent."""
+    search its period-abbreviation filter; returns the modules patched. Idempotent."""
     import pysbd  # noqa: F401  (loads its modules: the segmenter imports the rest)
 
     patched = []
