@@ -13,7 +13,7 @@ literal followed by ``\\s*`` is matched with ``str.find`` instead of being compi
 wraps one pysbd method (no pysbd code is copied): ``search_for_abbreviations_in_string`` loops
 over all ~190 abbreviations of the language for every paragraph; the wrapper finds, in one regex
 pass, the few the text writes with a "." at a word start (the only ones the loop can change the
-text for) and runs pysbd's own loop over only those. Two of
+text for) and runs pysbd's own loop over only those. Three of
 its list-item patterns are compiled as equivalents that ``re`` runs faster (``FASTER_EQUIVALENTS``).
 
 Most of pysbd's calls then find nothing: each of its ~100 rules is applied to every paragraph and

@@ -49,14 +49,9 @@ def is_gzip(path: str | Path) -> bool:
         return handle.read(2) == GZIP_MAGIC
 
 
-def open_bytes(path: str | Path) -> IO[bytes]:
+def open_bytes(path: str | Path, inflate: Callable[..., IO[bytes]] = igzip.open) -> IO[bytes]:
     """Open a file for binary reading, decompressing it when it is gzip (by content, not name)."""
-    return gzip.open(path, "rb") if is_gzip(path) else open(path, "rb")
-
-
-def _open_fast(path: str | Path) -> IO[bytes]:
-    """``open_bytes`` with ISA-L inflating gzip."""
-    return igzip.open(path, "rb") if is_gzip(path) else open(path, "rb")
+    return inflate(path, "rb") if is_gzip(path) else open(path, "rb")
 
 
 def iter_lines(path: str | Path) -> Iterator[Line]:
@@ -66,17 +61,17 @@ def iter_lines(path: str | Path) -> Iterator[Line]:
         raise BrokenStream("truncated_gzip", 0, 0, "an empty file is no gzip stream (20 bytes at least)")
     given = 0
     try:
-        for line in _lines(path, _open_fast):
+        for line in _lines(path, igzip.open):
             yield line
             given += 1
     except BrokenStream:  # the standard library names the break (see the module docstring)
-        yield from itertools.islice(_lines(path, open_bytes), given, None)
+        yield from itertools.islice(_lines(path, gzip.open), given, None)
 
 
-def _lines(path: str | Path, opener: Callable[[str | Path], IO[bytes]]) -> Iterator[Line]:
+def _lines(path: str | Path, inflate: Callable[..., IO[bytes]]) -> Iterator[Line]:
     number = offset = 0
     try:
-        with opener(path) as handle:
+        with open_bytes(path, inflate) as handle:
             for data in handle:
                 number += 1
                 if data.strip():
