@@ -35,7 +35,7 @@ STAGES: dict[str, str] = {
     "train": "citeworth.models.train:train",
     "domains": "citeworth.studies.domains.stage:domains",
     "transfer": "citeworth.studies.transfer.stage:transfer",
-    "report": "citeworth.models.report:report",
+    "report": "citeworth.report.stage:report",
     "export": "citeworth.corpora.export.stage:export",
 }
 

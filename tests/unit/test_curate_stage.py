@@ -52,7 +52,7 @@ def test_a_shard_is_reused_until_its_code_or_rules_change(params, curations, edi
     stage.curate_shard(params, key)
     assert len(curations) == 3
 
-    edit_code("curate/data/permissible_sections.txt")  # a rule file shipped with the code
+    edit_code("text/data/permissible_sections.txt")  # a rule file shipped with the code
     stage.curate_shard(params, key)
     assert len(curations) == 4
 

@@ -12,8 +12,8 @@ from citeworth.corpora.related_work.lookup import LookupParams
 from citeworth.corpora.related_work.record import anchor_surface, build_record, fill_abstracts, paper_record
 from citeworth.corpora.related_work.sections import SectionFinder
 from citeworth.corpora.related_work.stage import RelatedWorkParams, related_work
-from citeworth.curate.sentences import SentenceSplitter
 from citeworth.sources import InputSpec
+from citeworth.text.sentences import SentenceSplitter
 
 
 def para(text: str, section: str, number: str | None = None, headings: tuple[str, ...] = (),

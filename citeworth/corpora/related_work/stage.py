@@ -29,8 +29,8 @@ from citeworth.corpora.related_work.lookup import LookupParams, OnlineLookup
 from citeworth.corpora.related_work.record import fill_abstracts, paper_record
 from citeworth.corpora.related_work.sections import DEFAULT_TITLES, SectionFinder
 from citeworth.corpora.related_work.stats import RelatedWorkStats, markdown
-from citeworth.curate.sentences import SentenceSplitter
 from citeworth.sources import BadRecord, InputSpec, input_shards, read_shard
+from citeworth.text.sentences import SentenceSplitter
 
 log = logging.getLogger(__name__)
 _WORK_PREFIX = ".related_work-"

@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from citeworth.corpora.silver.cleaning import RULES
-from citeworth.models.siamese import SiameseParams
+from citeworth.corpora.silver.siamese import SiameseParams
 from citeworth.sources import InputSpec
 
 CITING_FROM = ("full_text", "dataset")
