@@ -5,8 +5,9 @@ Reads the same inputs as curate (any reader), finds each paper's related-work se
 anchor to its bibliography entry (record.py; links, else numbers, else surname + year), then fills
 in cited abstracts from the corpus itself, else from the optional lookup (lookup.py).
 
-Outputs: ``out_path`` (one record a line, sorted by paper id), ``quarantine.jsonl`` beside it (the
-records a reader could not read, with their reasons), and ``stats_path`` + its ``.md`` (per source).
+Outputs: ``out_dir/related_work.jsonl`` (one record a line, sorted by paper id),
+``out_dir/quarantine.jsonl`` (the records a reader could not read, with their reasons), and the
+per-source statistics in ``stats_path`` (JSON) and ``table_path`` (Markdown).
 The corpus index and the records wait in a SQLite file beside the output until the corpus is read,
 so memory stays flat however large the corpus.
 """
@@ -34,13 +35,15 @@ from citeworth.text.sentences import SentenceSplitter
 
 log = logging.getLogger(__name__)
 _WORK_PREFIX = ".related_work-"
+DATASET_FILE = "related_work.jsonl"
 
 
 @dataclass
 class RelatedWorkParams:
     inputs: list[InputSpec]
-    out_path: Path = Path("data/related_work/related_work.jsonl")
-    stats_path: Path = Path("reports/related_work_stats.json")  # and the same name with .md
+    out_dir: Path = Path("data/related_work")
+    stats_path: Path = Path("reports/related_work_stats.json")
+    table_path: Path = Path("reports/related_work_stats.md")
     # Section titles (regular expressions on the normalised title, earlier ones preferred).
     titles: list[str] = field(default_factory=lambda: list(DEFAULT_TITLES))
     spacy_model: str | None = None  # as curate.rules.spacy_model: null = scispacy tokenizer + pysbd
@@ -48,7 +51,7 @@ class RelatedWorkParams:
 
 
 def related_work(params: RelatedWorkParams) -> dict:
-    out_path = Path(params.out_path)
+    out_path = Path(params.out_dir) / DATASET_FILE
     out_path.parent.mkdir(parents=True, exist_ok=True)
     for stale in out_path.parent.glob(f"{_WORK_PREFIX}*"):  # left by a killed run
         shutil.rmtree(stale, ignore_errors=True)
@@ -71,7 +74,7 @@ def related_work(params: RelatedWorkParams) -> dict:
     summary = stats.to_dict({"providers": list(params.lookup.providers), "requests": lookup.requests,
                              "errors": lookup.errors, "duplicate_paper_ids": pending.duplicates})
     write_json(params.stats_path, summary)
-    write_text(Path(params.stats_path).with_suffix(".md"), markdown(summary, stats.section_titles()))
+    write_text(params.table_path, markdown(summary, stats.section_titles()))
     return summary["overall"]
 
 
