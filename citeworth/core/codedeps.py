@@ -98,7 +98,7 @@ def direct_imports(module: str) -> frozenset[str]:
 def imported_modules(*entries: str) -> frozenset[str]:
     """``entries``, every module they can import, transitively, and the packages on the way."""
     seen: set[str] = set()
-    todo = sorted(set().union(*map(_with_packages, entries)) | {e for e in entries if "." not in e})
+    todo = sorted(set(entries).union(*map(_with_packages, entries)))
     while todo:
         module = todo.pop()
         if module not in seen:

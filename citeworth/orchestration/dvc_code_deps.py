@@ -71,7 +71,7 @@ def with_code_deps(text: str, deps: dict[str, list[str]]) -> str:
     written where the first of them was; comments and every other line are kept."""
     out, stage, written = [], None, set()
     for line in text.splitlines(keepends=True):
-        if line.startswith("  ") and not line.startswith("   ") and line.rstrip().endswith(":"):
+        if line.startswith("  ") and line[2] not in " #" and line.rstrip().endswith(":"):
             stage = line.strip()[:-1]  # a stage's name, indented under ``stages:``
         if stage in deps and line.strip().startswith(f"- {PACKAGE}/"):
             if stage not in written:
@@ -90,7 +90,8 @@ def main(argv: Iterable[str] | None = None) -> int:
         prog="python -m citeworth.orchestration.dvc_code_deps",
         description="Compute each dvc.yaml stage's code deps from the import graph of its stage "
                     "function's module (what counts as an import: citeworth/core/codedeps.py).")
-    parser.add_argument("dvc_yaml", nargs="?", type=Path, default=ROOT / "dvc.yaml")
+    parser.add_argument("dvc_yaml", nargs="?", type=Path, default=ROOT / "dvc.yaml",
+                        help="the pipeline file (default: the project's dvc.yaml)")
     action = parser.add_mutually_exclusive_group()
     action.add_argument("--write", action="store_true", help="rewrite the file's code deps in place")
     action.add_argument("--check", action="store_true", help="exit 1 when the file's code deps differ")
