@@ -168,7 +168,8 @@ def stage(name: str) -> Any:
     return _run_unless_current(name)
 
 
-def _run_unless_current(name: str, overrides: list[str] | None = None, dvc_stage: str | None = None) -> Any:
+def _run_unless_current(name: str, overrides: dict[str, Any] | None = None,
+                        dvc_stage: str | None = None) -> Any:
     """Run stage ``name`` in the run's workspace unless the dvc.yaml stage(s) running it are current."""
     from citeworth.orchestration import runs, workspace
 
@@ -176,7 +177,7 @@ def _run_unless_current(name: str, overrides: list[str] | None = None, dvc_stage
     if runs.is_current(root, name, dvc_stage):
         log.info("%s current in the run's plan: skipped", dvc_stage or name)
         return {"skipped": True}
-    return workspace.run_stage(root, name, overrides or [])
+    return workspace.run_stage(root, name, overrides or {})
 
 
 @task
@@ -224,7 +225,7 @@ def export() -> dict[str, Any]:
     """Every export format, each the same call as the dvc.yaml matrix cell ``export@<format>``."""
     from citeworth.corpora.export.stage import FORMATS
 
-    return {name: _run_unless_current("export", [f"format={name}"], dvc_stage=f"export@{name}")
+    return {name: _run_unless_current("export", {"format": name}, dvc_stage=f"export@{name}")
             for name in FORMATS}
 
 
@@ -242,7 +243,7 @@ def train_model(model: str) -> Any:
     check, as for a domain cell: parallel tasks never consult DVC)."""
     from citeworth.orchestration import workspace
 
-    return workspace.run_stage(_workspace(), "train", [f"models=[{model}]"])
+    return workspace.run_stage(_workspace(), "train", {"models": [model]})
 
 
 @task
@@ -258,12 +259,10 @@ def domain_cell(cell: list[str]) -> Any:
     """Train on one field, test on another; a cell whose fingerprinted result is current is a no-op."""
     from citeworth.orchestration import workspace
 
-    train_field, test_field = cell
-    return workspace.run_stage(_workspace(), "domains",
-                               [f"cells=[[{train_field}, {test_field}]]", "aggregate=false"])
+    return workspace.run_stage(_workspace(), "domains", {"cells": [cell], "aggregate": False})
 
 
 @task(queue=TRAIN_QUEUE)
 def domains_aggregate() -> Any:
     """The matrix, embedding clusters, plots and Table 5 from every cell: the ``domains`` stage's outputs."""
-    return _run_unless_current("domains", ["cells=[]", "aggregate=true"])
+    return _run_unless_current("domains", {"cells": [], "aggregate": True})
