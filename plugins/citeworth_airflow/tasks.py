@@ -55,6 +55,11 @@ def _dvc_remote() -> Param:
                      "DVC remote to push to (e.g. s3); empty: the default remote")
 
 
+def _overrides(example: str) -> Param:
+    return Param({}, type="object", description=f"Any other params, e.g. {example}: only the keys named "
+                 "change, as with citeworth run -S key.path=value")
+
+
 # The trigger form. Empty fields keep the value params.yaml has; a run writes what it used into
 # its workspace's params.yaml, so its dvc.lock entry and a later `dvc repro` agree. A run with any
 # value besides source / release / push / remote / force is an experiment (branch runs/<run id>).
@@ -66,7 +71,7 @@ DATASET_PARAMS: dict[str, Param] = {
     "sample_size": _optional(None, "integer", "Paragraphs kept per field (assemble.per_field); "
                              "empty: as in params.yaml", minimum=1),
     "workers": _optional(None, "integer", "Worker processes of download/curate", minimum=1),
-    "overrides": Param({}, type="object", description='Any other params, e.g. {"curate": {"workers": 2}}'),
+    "overrides": _overrides('{"curate_baseline": {"rules": {"min_sentences": 2}}}'),
     "force": Param(False, type="boolean", description="Rebuild a release that already has a data version"),
     "push": Param(True, type="boolean", description="dvc push the new version to the DVC remote"),
     "dvc_remote": _dvc_remote(),
@@ -76,7 +81,7 @@ MODELS_PARAMS: dict[str, Param] = {
                               "data/demo/demo-v2, or a commit); empty: the branch's latest"),
     "models": _optional(None, "array", "Models to train (train.models); empty: as in params.yaml",
                         items={"type": "string"}),
-    "overrides": Param({}, type="object", description='Any other params, e.g. {"train": {"seeds": [1]}}'),
+    "overrides": _overrides('{"train": {"seeds": [1]}}'),
     "push": Param(True, type="boolean", description="dvc push the results to the DVC remote"),
     "dvc_remote": _dvc_remote(),
 }

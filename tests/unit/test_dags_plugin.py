@@ -156,4 +156,4 @@ def test_the_mapped_train_task_asks_the_stage_s_fingerprint_not_the_run_s_plan(t
     monkeypatch.setattr(tasks, "_workspace", lambda: tmp_path)
     monkeypatch.setattr(workspace, "run_stage", lambda *call: calls.append(call) or {"tfidf_lr": {"f1": 0.5}})
     assert tasks.train_model.function("tfidf_lr") == {"tfidf_lr": {"f1": 0.5}}
-    assert calls == [(tmp_path, "train", ["models=[tfidf_lr]"])]
+    assert calls == [(tmp_path, "train", {"models": ["tfidf_lr"]})]
