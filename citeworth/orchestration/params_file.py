@@ -1,9 +1,10 @@
 """A run's parameters into ``params.yaml``: the form of a DAG run becomes the file's values.
 
 A run records its parameters in ``params.yaml`` (as ``dvc exp run -S`` does), so its ``dvc.lock``
-entry and a later ``dvc repro`` agree on what was built. The file is edited by a ruamel.yaml round
-trip: comments, anchors and aliases, key order and the layout of untouched lines survive (a test
-checks that the shipped params.yaml round-trips byte for byte).
+entry and a later ``dvc repro`` agree on what was built. The form's values are merged by key path
+with ``core.params.apply_overrides``, the function ``citeworth run -S`` uses, into a ruamel.yaml
+round trip of the file: comments, anchors and aliases, key order and the layout of untouched lines
+survive (a test checks that the shipped params.yaml round-trips byte for byte).
 """
 
 from __future__ import annotations
@@ -70,9 +71,9 @@ def updated_params(text: str, overrides: Overrides) -> tuple[str, dict[str, Any]
     value that changed.
 
     Only the named keys change: a value that YAML shares (an anchor and its aliases, a ``<<``
-    merge) keeps its old value in the sections that did not name it, the anchor moving to the
-    first of them. The result must fit every changed section's params class, else the stage's own
-    message is raised.
+    merge) keeps its old value in the sections that did not name it (written out at the first of
+    them, with the anchor if others still alias it). The result must fit every changed section's
+    params class, else the stage's own message is raised.
     """
     document = _yaml().load(text) or CommentedMap()
     missing = [section for section in apply_overrides({}, overrides) if section not in document]
