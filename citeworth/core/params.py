@@ -152,7 +152,8 @@ def _set(document: MutableMapping, path: tuple[str, ...], value: Any, own: Calla
     for depth, key in enumerate(path[:-1]):
         child = node.get(key)
         if child is not None and not isinstance(child, MutableMapping):
-            raise ParamsError(f"{'.'.join(path)}: {'.'.join(path[:depth + 1])} is {child!r}, not a mapping")
+            what = "a list" if isinstance(child, list) else repr(child)
+            raise ParamsError(f"{'.'.join(path)}: {'.'.join(path[:depth + 1])} is {what}, not a mapping")
         child = {} if child is None else own(child)
         if child is not node.get(key):
             put(node, key, child)
