@@ -15,6 +15,8 @@ from typing import Any
 
 from citeworth.core.params import (
     DEFAULT_PARAMS,
+    NO_OVERRIDES,
+    Overrides,
     apply_overrides,
     build,
     load_document,
@@ -55,14 +57,15 @@ def params_class(fn: Callable[[Any], Any]) -> type:
     return typing.get_type_hints(fn)["params"]
 
 
-def stage_params(name: str, overrides: list[str] = (), path: Path = DEFAULT_PARAMS) -> Any:
-    """The typed params of stage ``name``: its params.yaml section plus ``key=value`` overrides, with
-    ``{{section.key}}`` references resolved against the whole file."""
+def stage_params(name: str, overrides: Overrides = NO_OVERRIDES, path: Path = DEFAULT_PARAMS) -> Any:
+    """The typed params of stage ``name``: its params.yaml section with ``overrides`` (key paths in
+    the section -> values, see ``apply_overrides``), ``{{section.key}}`` references resolved
+    against the whole file."""
     fn = stage_function(name)
     document = load_document(path)
-    values = apply_overrides(section_of(document, name, path), list(overrides))
+    values = apply_overrides(section_of(document, name, path), overrides)
     return build(params_class(fn), resolve_references(values, document, name), where=name)
 
 
-def run_stage(name: str, overrides: list[str] = (), path: Path = DEFAULT_PARAMS) -> Any:
+def run_stage(name: str, overrides: Overrides = NO_OVERRIDES, path: Path = DEFAULT_PARAMS) -> Any:
     return stage_function(name)(stage_params(name, overrides, path))
