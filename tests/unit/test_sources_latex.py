@@ -385,6 +385,17 @@ def test_a_latex_209_paper_reads_paragraph_by_paragraph():
     assert "steps, {{formula:" in text and "}} where" in text
 
 
+def test_an_unclosed_equation_ends_at_its_paragraph_break():
+    """An equation whose \\end never comes held the rest of the paper (pylatexenc reads to the end);
+    LaTeX ends display maths at a blank line, and so does the reader."""
+    closed = ACMCONF.read_text()
+    unclosed = closed.replace("\\ket{k},\n\\ee", "\\ket{k},")
+    assert unclosed != closed
+    doc = parse_tex_files({"main.tex": unclosed.encode()})
+    assert [p.section for p in doc.paragraphs] == [p.section for p in parse_tex_file(ACMCONF).paragraphs]
+    assert doc.inline_bibliography and "builds on." not in texts(doc)  # in the formula, as in LaTeX
+
+
 def test_unclosed_macro_arguments_cost_parse_work_linear_in_the_source():
     """runaway.tex: four unclosed braces in a user macro's argument, whose expansions re-parsed
     the rest of the paper at every nested use (34 s, then a recursion error). Work is counted in

@@ -845,7 +845,9 @@ class _Walker:
     def _environment(self, node, origin: int | None) -> None:
         name = node.environmentname
         flat = node.pos if origin is None else origin
-        if name in MATH_ENVS:
+        if name in MATH_ENVS and origin is None and self.in_text and not self._closed(node):
+            self._unclosed_formula(node)
+        elif name in MATH_ENVS:
             self._formula(node, flat)
         elif name == "thebibliography":
             self.doc.inline_bibliography = node.latex_verbatim()
@@ -909,15 +911,44 @@ class _Walker:
             self.out, self.in_text, self.out_paragraphs = saved
 
     def _formula(self, node, flat: int) -> None:
-        latex = node.latex_verbatim()
-        self.doc.regions.append(Region("math", flat, flat + node.len if flat == node.pos else flat))
         if not self.in_text:
+            self.doc.regions.append(Region("math", flat, flat + node.len if flat == node.pos else flat))
             self.out.add(node_text(node), flat, False)
             return
+        self._placeholder(node.latex_verbatim(), flat, flat + node.len if flat == node.pos else flat)
+
+    def _placeholder(self, latex: str, start: int, end: int) -> None:
+        """A formula's ``{{formula:ID}}`` in the text, and its region ``start``..``end``."""
+        self.doc.regions.append(Region("math", start, end))
         self.formula_count += 1
         formula_id = hashlib.sha1(f"{self.formula_count}:{latex}".encode()).hexdigest()[:16]
-        start, end = self.out.token(f"{{{{formula:{formula_id}}}}}", flat)
-        self.out.formulas.append(Formula(start, end, formula_id, latex))
+        token_start, token_end = self.out.token(f"{{{{formula:{formula_id}}}}}", start)
+        self.out.formulas.append(Formula(token_start, token_end, formula_id, latex))
+
+    def _closed(self, node) -> bool:
+        """Whether a maths environment ends with its ``\\end`` (or a shorthand for it); one that
+        does not ran to the end of the source, the rest of the paper read as maths."""
+        end = node.pos + node.len
+        tail = self.source.parse_text[max(node.pos, end - 100) : end].rstrip()
+        closers = [rf"\\end\s*\{{{re.escape(node.environmentname)}\}}"] + [
+            re.escape(f"\\{name}") for name, delimits in self.shorthands.items()
+            if delimits == ("end", node.environmentname)
+        ]
+        return re.search(f"(?:{'|'.join(closers)})$", tail) is not None
+
+    def _unclosed_formula(self, node) -> None:
+        """As LaTeX does (a blank line ends display maths, with an error), an unclosed maths
+        environment ends at its first paragraph break; what follows is read as text."""
+        for index, child in enumerate(node.nodelist):
+            if isinstance(child, latexwalker.LatexCharsNode) and (
+                found := _PARAGRAPH_BREAK.search(child.chars)
+            ):
+                end = child.pos + found.start()
+                self._placeholder(self.source.parse_text[node.pos : end], node.pos, end)
+                self._chars(child.chars[found.start() :], end, True)
+                self.walk(node.nodelist[index + 1 :], None)
+                return
+        self._formula(node, node.pos)
 
     # -- user macros -------------------------------------------------------------------------
 
