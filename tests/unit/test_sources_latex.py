@@ -385,15 +385,18 @@ def test_a_latex_209_paper_reads_paragraph_by_paragraph():
     assert "steps, {{formula:" in text and "}} where" in text
 
 
-def test_an_unclosed_equation_ends_at_its_paragraph_break():
-    """An equation whose \\end never comes held the rest of the paper (pylatexenc reads to the end);
-    LaTeX ends display maths at a blank line, and so does the reader."""
+def test_unclosed_maths_ends_at_its_paragraph_break():
+    """An equation whose \\end (or ``\\]``) never comes held the rest of the paper (pylatexenc
+    reads to the end); LaTeX ends maths at a blank line, and so does the reader."""
     closed = ACMCONF.read_text()
     unclosed = closed.replace("\\ket{k},\n\\ee", "\\ket{k},")
     assert unclosed != closed
     doc = parse_tex_files({"main.tex": unclosed.encode()})
     assert [p.section for p in doc.paragraphs] == [p.section for p in parse_tex_file(ACMCONF).paragraphs]
     assert doc.inline_bibliography and "builds on." not in texts(doc)  # in the formula, as in LaTeX
+    source = "\\documentclass{article}\\begin{document}Text \\[ x = 1\n\nNext \\cite{k}.\n\\end{document}"
+    doc = parse_tex_files({"main.tex": source.encode()})
+    assert [p.text.split()[0] for p in doc.paragraphs] == ["Text", "Next"] and doc.cited_keys == ["k"]
 
 
 def test_unclosed_macro_arguments_cost_parse_work_linear_in_the_source():

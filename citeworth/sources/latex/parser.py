@@ -704,7 +704,7 @@ class _Walker:
         elif isinstance(node, latexwalker.LatexCommentNode):
             pass  # comment regions come from the source (comment_regions)
         elif isinstance(node, latexwalker.LatexMathNode):
-            self._formula(node, flat)
+            self._maths(node, origin)
         elif isinstance(node, latexwalker.LatexSpecialsNode):
             text = SPECIALS.get(node.specials_chars)
             self.out.add(text if text is not None else node_text(node), flat, False)
@@ -845,10 +845,8 @@ class _Walker:
     def _environment(self, node, origin: int | None) -> None:
         name = node.environmentname
         flat = node.pos if origin is None else origin
-        if name in MATH_ENVS and origin is None and self.in_text and not self._closed(node):
-            self._unclosed_formula(node)
-        elif name in MATH_ENVS:
-            self._formula(node, flat)
+        if name in MATH_ENVS:
+            self._maths(node, origin)
         elif name == "thebibliography":
             self.doc.inline_bibliography = node.latex_verbatim()
             self._skip(node, "bibliography", origin)
@@ -910,6 +908,13 @@ class _Walker:
         finally:
             self.out, self.in_text, self.out_paragraphs = saved
 
+    def _maths(self, node, origin: int | None) -> None:
+        """Maths (``$...$``, ``\\[...\\]``, an environment): a formula, or one that never closed."""
+        if origin is None and self.in_text and not self._closed(node):
+            self._unclosed_formula(node)
+        else:
+            self._formula(node, node.pos if origin is None else origin)
+
     def _formula(self, node, flat: int) -> None:
         if not self.in_text:
             self.doc.regions.append(Region("math", flat, flat + node.len if flat == node.pos else flat))
@@ -926,10 +931,12 @@ class _Walker:
         self.out.formulas.append(Formula(token_start, token_end, formula_id, latex))
 
     def _closed(self, node) -> bool:
-        """Whether a maths environment ends with its ``\\end`` (or a shorthand for it); one that
-        does not ran to the end of the source, the rest of the paper read as maths."""
+        """Whether maths ends with its closing delimiter (an environment's ``\\end`` or a shorthand
+        for it); maths that does not ran to the end of the source, the rest of the paper as maths."""
         end = node.pos + node.len
         tail = self.source.parse_text[max(node.pos, end - 100) : end].rstrip()
+        if isinstance(node, latexwalker.LatexMathNode):
+            return len(tail) > len(node.delimiters[0]) and tail.endswith(node.delimiters[1])
         closers = [rf"\\end\s*\{{{re.escape(node.environmentname)}\}}"] + [
             re.escape(f"\\{name}") for name, delimits in self.shorthands.items()
             if delimits == ("end", node.environmentname)
@@ -937,8 +944,8 @@ class _Walker:
         return re.search(f"(?:{'|'.join(closers)})$", tail) is not None
 
     def _unclosed_formula(self, node) -> None:
-        """As LaTeX does (a blank line ends display maths, with an error), an unclosed maths
-        environment ends at its first paragraph break; what follows is read as text."""
+        """As LaTeX does (a blank line ends maths, with an error), unclosed maths ends at its first
+        paragraph break; what follows is read as text."""
         for index, child in enumerate(node.nodelist):
             if isinstance(child, latexwalker.LatexCharsNode) and (
                 found := _PARAGRAPH_BREAK.search(child.chars)
