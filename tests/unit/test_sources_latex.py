@@ -208,6 +208,14 @@ def test_a_fragment_without_document_body_is_read_whole_only_when_asked(tmp_path
     assert [p.text for p in full.paragraphs] == [p.text for p in parse_tex_files(project()).paragraphs]
 
 
+def test_a_malformed_symbol_macro_costs_its_text_not_the_paper():
+    """``\\sqrt[`` with no argument made pylatexenc's text conversion raise KeyError: a crash
+    (``latex_error`` in a shard, a traceback from ``citeworth check``), found by fuzzing."""
+    source = "\\documentclass{article}\\begin{document}Root \\sqrt[ \\cite{k}\n\\end{document}"
+    doc = parse_tex_files({"main.tex": source.encode()})
+    assert [p.text.split()[0] for p in doc.paragraphs] == ["Root"]
+
+
 def test_paper_resolves_keys_with_stable_ids(tmp_path):
     write_folder(tmp_path / "paper", project())
     [paper] = read_paper_items(tmp_path / "paper")

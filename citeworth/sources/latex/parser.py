@@ -1061,7 +1061,7 @@ def node_text(node) -> str:
     malformed macro (its converters index arguments that tolerant parsing left out)."""
     try:
         return _TEXT.node_to_text(node)
-    except (IndexError, AttributeError, TypeError, latexwalker.LatexWalkerError):
+    except (IndexError, KeyError, AttributeError, TypeError, latexwalker.LatexWalkerError):
         return ""
 
 
