@@ -1,21 +1,22 @@
 """Read ``params.yaml`` sections into typed stage parameters.
 
-Every stage declares a dataclass of its parameters; the CLI, DVC and Airflow all build it here
-from the same YAML section, so the three doors see identical values.
+Every stage declares a ``Params`` model of its parameters (a pydantic model: each field typed, with
+its default and, as its docstring, its help); the CLI, DVC and Airflow all build it here from the
+same YAML section, so the three doors see identical values. A field's default lives only in the
+code; params.yaml gives the values dvc.yaml needs (required fields) and the demo's own choices.
 """
 
 from __future__ import annotations
 
-import dataclasses
+import json
 import re
-import types
-import typing
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 import yaml
+from pydantic import BaseModel, ConfigDict, TypeAdapter, ValidationError
+from pydantic_core import to_jsonable_python
 
-T = TypeVar("T")
 DEFAULT_PARAMS = Path("params.yaml")
 # A profile's key naming the params file it changes (e.g. params/paper.yaml: the paper's settings).
 EXTENDS = "extends"
@@ -28,6 +29,17 @@ REFERENCE = re.compile(r"\{\{([A-Za-z_][\w-]*(?:\.[A-Za-z_][\w-]*)*)\}\}")
 
 class ParamsError(ValueError):
     """A params.yaml section does not fit the stage's parameters."""
+
+
+# Unknown keys are errors (a typo never silently does nothing); a field's docstring is its help.
+PARAMS_CONFIG = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+
+
+class Params(BaseModel):
+    """The base of every stage's parameters and of the models nested in them. Built from params.yaml
+    by ``build`` (strict types); built in code, values are converted as pydantic's lax mode does."""
+
+    model_config = PARAMS_CONFIG
 
 
 def load_document(path: Path = DEFAULT_PARAMS) -> dict[str, Any]:
@@ -118,53 +130,51 @@ def apply_overrides(values: dict[str, Any], overrides: list[str]) -> dict[str, A
     return values
 
 
-def build(cls: type[T], values: dict[str, Any], where: str = "") -> T:
-    """Build dataclass ``cls`` from ``values``; unknown keys are an error, nested dataclasses work."""
-    names = {f.name: f for f in dataclasses.fields(cls)}
-    unknown = sorted(set(values) - set(names))
-    if unknown:
-        raise ParamsError(f"{where or cls.__name__}: unknown key(s) {unknown}; known: {sorted(names)}")
-    hints = typing.get_type_hints(cls)
-    kwargs = {}
-    for name, value in values.items():
-        kwargs[name] = _coerce(hints[name], value, f"{where or cls.__name__}.{name}")
+def build(cls: Any, values: Any, where: str = "") -> Any:
+    """``values`` (a params section: YAML's plain data) as ``cls`` (a ``Params`` model, or any type
+    pydantic validates, e.g. a union of models), checked strictly as JSON data would be: ``workers: two``
+    or ``workers: "2"`` is not an int, a number is not a string, unknown keys are errors. A failure
+    is a ParamsError naming each wrong key by its dotted path from ``where``."""
     try:
-        return cls(**kwargs)
-    except TypeError as exc:
-        raise ParamsError(f"{where or cls.__name__}: {exc}") from exc
+        return TypeAdapter(cls).validate_json(json.dumps(values, default=str), strict=True)
+    except ValidationError as exc:
+        raise ParamsError("; ".join(_problem(error, values, where) for error in exc.errors())) from None
 
 
-def _coerce(hint: Any, value: Any, where: str) -> Any:
-    if value is None:
-        return None
-    origin = typing.get_origin(hint)
-    args = typing.get_args(hint)
-    if origin in (typing.Union, types.UnionType):
-        inner = [a for a in args if a is not type(None)]
-        return _coerce(inner[0], value, where) if len(inner) == 1 else value
-    if dataclasses.is_dataclass(hint):
-        if not isinstance(value, dict):
-            raise ParamsError(f"{where}: expected a mapping, got {value!r}")
-        return build(hint, value, where)
-    if hint is Path:
-        return Path(value)
-    if origin in (list, tuple) and isinstance(value, (list, tuple)):
-        item = args[0] if args else Any
-        items = [_coerce(item, v, where) for v in value]
-        return tuple(items) if origin is tuple else items
-    return value
+def _problem(error: dict, values: Any, where: str) -> str:
+    path = where
+    for part in _key_path(error["loc"], values):
+        path += f"[{part}]" if isinstance(part, int) else f".{part}" if path else part
+    got = f"; got {error['input']!r}" if error["type"] not in ("missing", "extra_forbidden") else ""
+    if error["type"] == "literal_error":
+        message = f"must be one of {error['ctx']['expected'].replace(chr(39), '')}"
+    elif error["type"] == "missing":
+        message = "required: params.yaml must give it"
+    elif error["type"] == "extra_forbidden":
+        message = "unknown key"
+    else:
+        message = error["msg"].removeprefix("Value error, ")
+        message = message[:1].lower() + message[1:]
+    return f"{path or 'params'}: {message}{got}"
+
+
+def _key_path(loc: tuple, values: Any) -> list[str | int]:
+    """``loc`` without the tags pydantic inserts for a discriminated union (a model's ``kind``)."""
+    parts, node = [], values
+    for part in loc:
+        if isinstance(node, dict) and part not in node and node.get("kind") == part:
+            continue
+        parts.append(part)
+        if isinstance(node, dict):
+            node = node.get(part)
+        elif isinstance(node, list) and isinstance(part, int) and part < len(node):
+            node = node[part]
+        else:
+            node = None
+    return parts
 
 
 def to_dict(params: Any) -> dict[str, Any]:
-    """The params as plain YAML/JSON-able data (for model cards and provenance)."""
-
-    def plain(value: Any) -> Any:
-        if isinstance(value, Path):
-            return str(value)
-        if isinstance(value, (list, tuple)):
-            return [plain(v) for v in value]
-        if isinstance(value, dict):
-            return {k: plain(v) for k, v in value.items()}
-        return value
-
-    return plain(dataclasses.asdict(params))
+    """The params as plain YAML/JSON-able data (for model cards, provenance and fingerprints): paths
+    as strings, tuples as lists, fields in declaration order."""
+    return to_jsonable_python(params)

@@ -13,31 +13,34 @@ import json
 import logging
 import random
 from collections import defaultdict
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import NamedTuple
 
+from pydantic import Field
 from tqdm import tqdm
 
 from citeworth.core.io import atomic_write, write_json, write_text
+from citeworth.core.params import Params
 from citeworth.core.schema import FIELD_OF_STUDY, SPLITS
 from citeworth.curate.stats import dataset_stats, stats_markdown, summarize
 
 log = logging.getLogger(__name__)
 
 
-@dataclass
-class AssembleParams:
+class AssembleParams(Params):
     in_dir: Path = Path("interim")
     out_dir: Path = Path("data/citeworth")
     stats_path: Path = Path("reports/dataset_stats.json")
-    table_path: Path = Path("reports/dataset_stats.md")  # the same figures as Markdown (Table 2)
+    table_path: Path = Path("reports/dataset_stats.md")
+    """the same figures as Markdown (Table 2)"""
     seed: int = 1
-    split: list[float] = field(default_factory=lambda: [0.8, 0.1, 0.1])
-    # Paragraphs kept per field: an integer cap, "smallest" (every field cut to the smallest
-    # field's count: the paper's even sampling) or null (keep everything).
+    split: list[float] = Field(default_factory=lambda: [0.8, 0.1, 0.1])
     per_field: int | str | None = None
-    fields: list[str] | None = None  # keep only these fields (None: all ten)
+    """Paragraphs kept per field: an integer cap, "smallest" (every field cut to the smallest field's
+    count: the paper's even sampling) or null (keep everything).
+    """
+    fields: list[str] | None = None
+    """keep only these fields (None: all ten)"""
 
 
 class Entry(NamedTuple):

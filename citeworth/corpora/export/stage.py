@@ -15,7 +15,7 @@ import re
 import shutil
 import tempfile
 from collections import Counter
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
 from pathlib import Path
 
 from tqdm import tqdm
@@ -23,6 +23,7 @@ from tqdm import tqdm
 from citeworth.core.errors import StageFailed
 from citeworth.core.io import dumps, write_json, write_text
 from citeworth.core.paper import Paper
+from citeworth.core.params import Params
 from citeworth.sources import BadRecord, InputSpec, Shard, input_shards, read_shard
 
 log = logging.getLogger(__name__)
@@ -31,12 +32,13 @@ FORMATS = ("unarxive", "grabcite")
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
 
 
-@dataclass
-class ExportParams:
+class ExportParams(Params):
     inputs: list[InputSpec]
-    format: str = "unarxive"  # unarxive | grabcite
+    format: str = "unarxive"
+    """unarxive | grabcite"""
     out_dir: Path = Path("data/export")
-    spacy_model: str | None = None  # grabcite's sentence splitter, as curate.rules.spacy_model
+    spacy_model: str | None = None
+    """grabcite's sentence splitter, as curate.rules.spacy_model"""
     stats_dir: Path = Path("reports/export")
 
 

@@ -19,14 +19,15 @@ import re
 import time
 import xml.etree.ElementTree as ET
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
 
 import requests
+from pydantic import Field
 from requests.adapters import HTTPAdapter
 from urllib3.util.retry import Retry
 
 from citeworth.core.io import atomic_write
+from citeworth.core.params import Params
 from citeworth.corpora.paper_index import title_key
 
 log = logging.getLogger(__name__)
@@ -37,13 +38,15 @@ _ATOM = "{http://www.w3.org/2005/Atom}"
 _S2_ID_PREFIX = {"doi": "DOI", "arxiv": "ARXIV", "pmid": "PMID", "pmcid": "PMCID", "s2": "CorpusId"}
 
 
-@dataclass
-class LookupParams:
-    providers: list[str] = field(default_factory=list)  # arxiv | semantic_scholar, in order; [] = off
+class LookupParams(Params):
+    providers: list[str] = Field(default_factory=list)
+    """arxiv | semantic_scholar, in order; [] = off"""
     arxiv_url: str = "https://export.arxiv.org/api/query"
     semantic_scholar_url: str = "https://api.semanticscholar.org/graph/v1"
-    api_key_env: str = "S2_API_KEY"  # Semantic Scholar key (optional), read from this variable
-    min_interval: float = 3.0  # seconds between two requests to one service
+    api_key_env: str = "S2_API_KEY"
+    """Semantic Scholar key (optional), read from this variable"""
+    min_interval: float = 3.0
+    """seconds between two requests to one service"""
     timeout: float = 30.0
     retries: int = 3
     cache_dir: Path = Path("cache/related_work")

@@ -18,12 +18,14 @@ import logging
 import shutil
 import sqlite3
 import tempfile
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict
 from pathlib import Path
 
+from pydantic import Field
 from tqdm import tqdm
 
 from citeworth.core.io import atomic_write, dumps, write_json, write_text
+from citeworth.core.params import Params
 from citeworth.corpora.paper_index import PaperIndex
 from citeworth.corpora.related_work.lookup import LookupParams, OnlineLookup
 from citeworth.corpora.related_work.record import fill_abstracts, paper_record
@@ -36,15 +38,16 @@ log = logging.getLogger(__name__)
 _WORK_PREFIX = ".related_work-"
 
 
-@dataclass
-class RelatedWorkParams:
+class RelatedWorkParams(Params):
     inputs: list[InputSpec]
     out_path: Path = Path("data/related_work/related_work.jsonl")
-    stats_path: Path = Path("reports/related_work_stats.json")  # and the same name with .md
-    # Section titles (regular expressions on the normalised title, earlier ones preferred).
-    titles: list[str] = field(default_factory=lambda: list(DEFAULT_TITLES))
-    spacy_model: str | None = None  # as curate.rules.spacy_model: null = scispacy tokenizer + pysbd
-    lookup: LookupParams = field(default_factory=LookupParams)
+    stats_path: Path = Path("reports/related_work_stats.json")
+    """and the same name with .md"""
+    titles: list[str] = Field(default_factory=lambda: list(DEFAULT_TITLES))
+    """Section titles (regular expressions on the normalised title, earlier ones preferred)."""
+    spacy_model: str | None = None
+    """as curate.rules.spacy_model: null = scispacy tokenizer + pysbd"""
+    lookup: LookupParams = Field(default_factory=LookupParams)
 
 
 def related_work(params: RelatedWorkParams) -> dict:
