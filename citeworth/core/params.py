@@ -41,6 +41,12 @@ class Params(BaseModel):
 
     model_config = PARAMS_CONFIG
 
+    def __init__(self, **values: Any) -> None:
+        try:
+            super().__init__(**values)
+        except ValidationError as exc:
+            raise ParamsError(_problems(exc, values, type(self).__name__)) from None
+
 
 def load_document(path: Path = DEFAULT_PARAMS) -> dict[str, Any]:
     """The whole params file; a profile (``extends: <file>``, relative to the profile) is that file
@@ -138,7 +144,11 @@ def build(cls: Any, values: Any, where: str = "") -> Any:
     try:
         return TypeAdapter(cls).validate_json(json.dumps(values, default=str), strict=True)
     except ValidationError as exc:
-        raise ParamsError("; ".join(_problem(error, values, where) for error in exc.errors())) from None
+        raise ParamsError(_problems(exc, values, where)) from None
+
+
+def _problems(exc: ValidationError, values: Any, where: str) -> str:
+    return "; ".join(_problem(error, values, where) for error in exc.errors())
 
 
 def _problem(error: dict, values: Any, where: str) -> str:

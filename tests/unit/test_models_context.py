@@ -159,5 +159,5 @@ def test_an_unknown_pooling_is_a_params_error():
     from citeworth.core.params import ParamsError
     from citeworth.models.spec import ContextParams
 
-    with pytest.raises(ParamsError, match="context.pooling"):
+    with pytest.raises(ParamsError, match="pooling: must be one of sep or mean"):
         ContextParams(pooling="max")

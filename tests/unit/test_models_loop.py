@@ -157,7 +157,7 @@ def test_early_stopping_can_select_on_dev_pr_auc():
 
 
 def test_an_unknown_selection_score_is_a_params_error():
-    with pytest.raises(ParamsError, match="optim.select_on"):
+    with pytest.raises(ParamsError, match="select_on: must be one of f1 or pr_auc"):
         optim(select_on="accuracy")
 
 
@@ -204,7 +204,7 @@ def test_precision_is_fp32_on_a_cpu_and_mixed_on_cuda():
     assert loop.precision_for(cuda, "fp32", bf16_supported=True) == loop.Precision()
     with pytest.raises(ValueError, match="does not support bfloat16"):
         loop.precision_for(cuda, "bf16", bf16_supported=False)
-    with pytest.raises(ParamsError, match="optim.precision"):
+    with pytest.raises(ParamsError, match="precision: must be one of auto, bf16, fp16 or fp32"):
         OptimParams(precision="half")
 
 

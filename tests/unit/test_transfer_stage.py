@@ -3,7 +3,6 @@ test writes, and the real benchmark files (tiny subsets, through CITEWORTH_MIRRO
 
 from __future__ import annotations
 
-import dataclasses
 import json
 
 import pytest
@@ -97,8 +96,8 @@ def test_transfer_stage(tmp_path, monkeypatch, tiny_encoder, mirror, edit_code):
         real = getattr(module, name)
         monkeypatch.setattr(module, name, lambda *a, _real=real, _name=name, **k: redone.append(_name)
                             or _real(*a, **k))
-    subset = dataclasses.replace(params, variants=["Cite"], downstream=dataclasses.replace(
-        params.downstream, tasks=params.downstream.tasks[:1], seeds=[1]))
+    subset = params.model_copy(update={"variants": ["Cite"], "downstream": params.downstream.model_copy(
+        update={"tasks": params.downstream.tasks[:1], "seeds": [1]})})
     transfer(subset)
     assert redone == []  # unchanged: every result reused
     edit_code("studies/transfer/downstream.py")
