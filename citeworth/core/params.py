@@ -37,15 +37,10 @@ PARAMS_CONFIG = ConfigDict(extra="forbid", use_attribute_docstrings=True)
 
 class Params(BaseModel):
     """The base of every stage's parameters and of the models nested in them. Built from params.yaml
-    by ``build`` (strict types); built in code, values are converted as pydantic's lax mode does."""
+    by ``build`` (strict types); built in code, values are converted as pydantic's lax mode does and a
+    bad one raises pydantic's ValidationError (a ValueError)."""
 
     model_config = PARAMS_CONFIG
-
-    def __init__(self, **values: Any) -> None:
-        try:
-            super().__init__(**values)
-        except ValidationError as exc:
-            raise ParamsError(_problems(exc, values, type(self).__name__)) from None
 
 
 def load_document(path: Path = DEFAULT_PARAMS) -> dict[str, Any]:
@@ -144,44 +139,49 @@ def build(cls: Any, values: Any, where: str = "") -> Any:
     try:
         return TypeAdapter(cls).validate_json(json.dumps(values, default=str), strict=True)
     except ValidationError as exc:
-        raise ParamsError(_problems(exc, values, where)) from None
+        raise ParamsError(_problems(exc.errors(), values, where)) from None
 
 
-def _problems(exc: ValidationError, values: Any, where: str) -> str:
-    return "; ".join(_problem(error, values, where) for error in exc.errors())
+def _problems(errors: list[dict], values: Any, where: str) -> str:
+    """One line per wrong key: what it must be (the alternatives of a union joined) and what it is."""
+    by_key: dict[str, list[str]] = {}
+    got: dict[str, str] = {}
+    for error in errors:
+        key = _key_path(error["loc"], values, where)
+        by_key.setdefault(key, []).append(_requirement(error))
+        if error["type"] not in ("missing", "extra_forbidden") and not isinstance(error["input"], dict):
+            got[key] = f"; got {error['input']!r}"
+    return "; ".join(f"{key}: {', or '.join(dict.fromkeys(needs))}{got.get(key, '')}"
+                     for key, needs in by_key.items())
 
 
-def _problem(error: dict, values: Any, where: str) -> str:
-    path = where
-    for part in _key_path(error["loc"], values):
-        path += f"[{part}]" if isinstance(part, int) else f".{part}" if path else part
-    got = f"; got {error['input']!r}" if error["type"] not in ("missing", "extra_forbidden") else ""
+def _requirement(error: dict) -> str:
     if error["type"] == "literal_error":
-        message = f"must be one of {error['ctx']['expected'].replace(chr(39), '')}"
-    elif error["type"] == "missing":
-        message = "required: params.yaml must give it"
-    elif error["type"] == "extra_forbidden":
-        message = "unknown key"
-    else:
-        message = error["msg"].removeprefix("Value error, ")
-        message = message[:1].lower() + message[1:]
-    return f"{path or 'params'}: {message}{got}"
+        return f"must be one of {error['ctx']['expected'].replace(chr(39), '')}"
+    if error["type"] == "missing":
+        return "required (no default): params.yaml must give it"
+    if error["type"] == "extra_forbidden":
+        return "unknown key"
+    message = error["msg"].removeprefix("Value error, ")
+    return message[:1].lower() + message[1:]
 
 
-def _key_path(loc: tuple, values: Any) -> list[str | int]:
-    """``loc`` without the tags pydantic inserts for a discriminated union (a model's ``kind``)."""
-    parts, node = [], values
+def _key_path(loc: tuple, values: Any, where: str) -> str:
+    """``loc`` as ``where.a.b[0].c``, without the labels pydantic adds for a union's alternatives:
+    a model's ``kind`` (once per mapping) and a type's name below a scalar or a list."""
+    path, node, tag_skipped = where, values, False
     for part in loc:
-        if isinstance(node, dict) and part not in node and node.get("kind") == part:
-            continue
-        parts.append(part)
         if isinstance(node, dict):
-            node = node.get(part)
-        elif isinstance(node, list) and isinstance(part, int) and part < len(node):
-            node = node[part]
-        else:
-            node = None
-    return parts
+            if part == node.get("kind") and not tag_skipped:
+                tag_skipped = True
+                continue
+            node, tag_skipped = node.get(part), False
+        elif isinstance(node, list) and isinstance(part, int):
+            node = node[part] if part < len(node) else None
+        elif node is not None:
+            continue
+        path += f"[{part}]" if isinstance(part, int) else f".{part}" if path else str(part)
+    return path or "params"
 
 
 def to_dict(params: Any) -> dict[str, Any]:

@@ -7,6 +7,7 @@ environment variable named by ``s2_api.api_key_env``; S3 credentials come from b
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Literal
 
 from pydantic import Field
 
@@ -54,7 +55,7 @@ class ArxivParams(Params):
 
 
 class DownloadParams(Params):
-    source: str = "demo"
+    source: Literal[SOURCES] = "demo"
     release: str = "latest"
     """a release name, or "latest" (the newest; demo: of its calendar)"""
     out_dir: Path = Path("raw")

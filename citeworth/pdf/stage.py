@@ -25,11 +25,11 @@ from collections.abc import Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Literal
 
 from pydantic import Field
 from tqdm import tqdm
 
-from citeworth.core.errors import StageFailed
 from citeworth.core.io import atomic_write, dumps, sha256_file, write_json, write_jsonl
 from citeworth.core.params import Params
 from citeworth.pdf.grobid import GrobidClient, GrobidOptions, PdfRejected, pooled_session, service_url
@@ -58,7 +58,7 @@ class Pdf2TeiParams(Params):
     """further attempts after 503 / connection errors / a body cut short"""
     backoff: float = 2.0
     """seconds, doubled per attempt, plus jitter"""
-    redo: str = "none"
+    redo: Literal[REDO] = "none"
     """none | quarantined | all"""
     options: GrobidOptions = Field(default_factory=GrobidOptions)
 
@@ -78,8 +78,6 @@ class _Pdf:
 
 def pdf2tei(params: Pdf2TeiParams) -> dict:
     """Convert the new or changed PDFs; returns counts (converted, skipped, quarantined, ...)."""
-    if params.redo not in REDO:
-        raise StageFailed(f"pdf2tei.redo is {params.redo!r}; choose one of {', '.join(REDO)}")
     out = Path(params.out_dir)
     pdfs = _discover(params.inputs)
     entries = _load_state(out)

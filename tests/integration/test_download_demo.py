@@ -6,7 +6,6 @@ session in a project folder, with CITEWORTH_MIRROR pointing at the mirror."""
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import hashlib
 import json
 import shutil
@@ -106,8 +105,8 @@ def test_an_older_release_lacks_the_optional_inputs_and_that_is_no_error(mirror,
 
     shutil.copy(Path(__file__).resolve().parents[2] / "params.yaml", tmp_path / "params.yaml")
     params_file.apply_params(tmp_path, {"download": {"release": "demo-v1"}})
-    summary = download(dataclasses.replace(stage_params("download", path=tmp_path / "params.yaml"),
-                                           out_dir=tmp_path / "raw"))
+    summary = download(stage_params("download", path=tmp_path / "params.yaml").model_copy(
+        update={"out_dir": tmp_path / "raw"}))
     assert (summary["release"], summary["files"]) == ("demo-v1", 42)
     curate = stage_params("curate", path=tmp_path / "params.yaml")
     with contextlib.chdir(tmp_path):  # inputs are relative to the project root

@@ -17,10 +17,10 @@ import tempfile
 from collections import Counter
 from dataclasses import asdict
 from pathlib import Path
+from typing import Literal
 
 from tqdm import tqdm
 
-from citeworth.core.errors import StageFailed
 from citeworth.core.io import dumps, write_json, write_text
 from citeworth.core.paper import Paper
 from citeworth.core.params import Params
@@ -34,7 +34,7 @@ _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
 
 class ExportParams(Params):
     inputs: list[InputSpec]
-    format: str = "unarxive"
+    format: Literal[FORMATS] = "unarxive"
     """unarxive | grabcite"""
     out_dir: Path = Path("data/export")
     spacy_model: str | None = None
@@ -43,8 +43,6 @@ class ExportParams(Params):
 
 
 def export(params: ExportParams) -> dict:
-    if params.format not in FORMATS:
-        raise StageFailed(f"unknown export format {params.format!r}; formats: {', '.join(FORMATS)}")
     out_dir = Path(params.out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     shards = input_shards(params.inputs)

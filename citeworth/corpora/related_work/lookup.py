@@ -20,6 +20,7 @@ import time
 import xml.etree.ElementTree as ET
 from collections.abc import Callable
 from pathlib import Path
+from typing import Literal
 
 import requests
 from pydantic import Field
@@ -39,7 +40,7 @@ _S2_ID_PREFIX = {"doi": "DOI", "arxiv": "ARXIV", "pmid": "PMID", "pmcid": "PMCID
 
 
 class LookupParams(Params):
-    providers: list[str] = Field(default_factory=list)
+    providers: list[Literal[PROVIDERS]] = Field(default_factory=list)
     """arxiv | semantic_scholar, in order; [] = off"""
     arxiv_url: str = "https://export.arxiv.org/api/query"
     semantic_scholar_url: str = "https://api.semanticscholar.org/graph/v1"
@@ -55,9 +56,6 @@ class LookupParams(Params):
 class OnlineLookup:
     def __init__(self, params: LookupParams, clock: Callable[[], float] = time.monotonic,
                  sleep: Callable[[float], None] = time.sleep):
-        unknown = sorted(set(params.providers) - set(PROVIDERS))
-        if unknown:
-            raise ValueError(f"related_work.lookup.providers: unknown {unknown}; choose from {PROVIDERS}")
         self.params = params
         self.clock, self.sleep = clock, sleep
         self.session = _session(params.retries)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Literal
 
 from pydantic import Field
 
@@ -22,7 +23,7 @@ class TfidfParams(Params):
 
 
 class SimilarityParams(Params):
-    method: str = "embedding"
+    method: Literal[METHODS] = "embedding"
     """embedding (a sentence encoder) | tfidf (fitted on the corpus' sentences)"""
     encoder: str = "embedded"
     """embedding: "embedded" (MiniLM), a hub name or a local path"""
@@ -50,9 +51,9 @@ class SilverParams(Params):
     """every paper the readers produce goes into the paper index"""
     data_dir: Path = Path("data/citeworth")
     """the curated dataset: which papers cite, and their split"""
-    citing: str = "full_text"
+    citing: Literal[CITING_FROM] = "full_text"
     """full_text: every sentence of the curated papers' full text; dataset: only the curated samples"""
-    max_citations: int = 1
+    max_citations: int = Field(1, ge=1)
     """a citing sentence cites 1 to max_citations papers, every citation resolved"""
     min_chars: int = 20
     """shorter sentences (after cleaning) are neither citing nor cited"""
