@@ -317,7 +317,7 @@ def test_bad_rules_fail_clearly():
         CurationConfig(mode="spans")
     with pytest.raises(ValueError, match="citation_formats"):
         CurationConfig(citation_formats=["superscript"])
-    with pytest.raises(ValueError, match="merge_gap.*not a regex"):
+    with pytest.raises(ValueError, match="merge_gap(.|\n)*not a regex"):
         CurationConfig(merge_gap="[,;")
     with pytest.raises(ValueError, match="max_paragraph_chars"):
         CurationConfig(max_paragraph_chars=0)
