@@ -163,7 +163,7 @@ def test_a_failing_service_is_counted_not_cached(service, tmp_path):
 
 
 def test_unknown_providers_are_refused():
-    with pytest.raises(ParamsError, match="lookup.providers\\[0\\]: must be one of arxiv or semantic_scholar"):
+    with pytest.raises(ParamsError, match=r"lookup.providers\[0\]: must be one of arxiv or semantic_scholar"):
         build(LookupParams, {"providers": ["crossref"]}, where="related_work.lookup")
 
 
