@@ -10,11 +10,14 @@ from __future__ import annotations
 
 import json
 import re
+import types
+import typing
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any, Literal, NamedTuple, Union
 
 import yaml
 from pydantic import BaseModel, ConfigDict, TypeAdapter, ValidationError
+from pydantic.fields import FieldInfo
 from pydantic_core import to_jsonable_python
 
 DEFAULT_PARAMS = Path("params.yaml")
@@ -188,3 +191,112 @@ def to_dict(params: Any) -> dict[str, Any]:
     """The params as plain YAML/JSON-able data (for model cards, provenance and fingerprints): paths
     as strings, tuples as lists, fields in declaration order."""
     return to_jsonable_python(params)
+
+
+class Key(NamedTuple):
+    """One key of a params model, as ``citeworth run STAGE --help`` lists it."""
+
+    path: str  # dotted, from the section: rules.mode, catalog.NAME.optim.lr, inputs[].glob
+    type: str
+    default: str  # "required" where params.yaml must give it
+    help: str
+
+
+def describe(cls: Any, prefix: str = "") -> list[Key]:
+    """Every key of ``cls`` (a model, a pydantic dataclass or a union of models), nested ones as
+    dotted paths; a key that several alternatives of a union share is listed once, its types joined,
+    and a key only some have says which (``kind`` values)."""
+    keys: dict[str, Key] = {}
+    models = _models(cls)
+    owners: dict[str, list[Any]] = {}
+    for model in models:
+        for name, info in _fields(model).items():
+            if info.annotation is type(None):  # a section this kind does not read
+                continue
+            path = f"{prefix}.{name}" if prefix else name
+            owners.setdefault(path, []).append(model)
+            default = "required" if info.is_required() else _default(info)
+            key = Key(path, _type_name(info.annotation), default, _help(model, name))
+            if path in keys:
+                types_ = dict.fromkeys([*keys[path].type.split(" | "), *key.type.split(" | ")])
+                key = keys[path]._replace(type=" | ".join(types_), help=keys[path].help or key.help)
+            keys[path] = key
+            for inner, suffix in _nested(info.annotation):
+                keys.update((k.path, k) for k in describe(inner, path + suffix))
+    for path, have in owners.items():
+        if len(have) < len(models) and "kind" in _fields(have[0]):
+            kinds = ", ".join(_type_name(_fields(m)["kind"].annotation) for m in have)
+            keys[path] = keys[path]._replace(help=f"(kind {kinds}) {keys[path].help}".strip())
+    return list(keys.values())
+
+
+def _models(tp: Any) -> list[Any]:
+    if typing.get_origin(tp) is Annotated:
+        tp = typing.get_args(tp)[0]
+    if typing.get_origin(tp) in (Union, types.UnionType):
+        return [m for arg in typing.get_args(tp) for m in _models(arg)]
+    return [tp] if _fields(tp) else []
+
+
+def _fields(tp: Any) -> dict[str, FieldInfo]:
+    if isinstance(tp, type) and issubclass(tp, BaseModel):
+        return tp.model_fields
+    return getattr(tp, "__pydantic_fields__", {})
+
+
+def _nested(tp: Any) -> list[tuple[Any, str]]:
+    """The models inside a field's type, with the path suffix that reaches their keys."""
+    origin, args = typing.get_origin(tp), typing.get_args(tp)
+    if origin is Annotated:
+        return _nested(args[0]) if not _models(tp) else [(tp, "")]
+    if origin in (Union, types.UnionType):
+        return [(tp, "")] if any(_fields(a) for a in _flat(tp)) else []
+    if origin is list and args and _models(args[0]):
+        return [(args[0], "[]")]
+    if origin is dict and args and _models(args[1]):
+        return [(args[1], ".NAME")]
+    return [(tp, "")] if _fields(tp) else []
+
+
+def _flat(tp: Any) -> list[Any]:
+    if typing.get_origin(tp) is Annotated:
+        return _flat(typing.get_args(tp)[0])
+    if typing.get_origin(tp) in (Union, types.UnionType):
+        return [a for arg in typing.get_args(tp) for a in _flat(arg)]
+    return [tp]
+
+
+def _type_name(tp: Any) -> str:
+    origin, args = typing.get_origin(tp), typing.get_args(tp)
+    if tp is type(None):
+        return "null"
+    if origin is Annotated:
+        return _type_name(args[0])
+    if origin is Literal:
+        return " | ".join(map(str, args))
+    if origin in (Union, types.UnionType):
+        return " | ".join(dict.fromkeys(_type_name(a) for a in args))
+    if origin in (list, tuple):
+        return f"list[{_type_name(args[0])}]" if args else "list"
+    if origin is dict or _fields(tp):
+        return "mapping"
+    return "path" if tp is Path else getattr(tp, "__name__", str(tp))
+
+
+def short_json(default: Any) -> str:
+    """A value as (at most 60 characters of) JSON; a model as a pointer to its keys."""
+    if isinstance(default, BaseModel) or hasattr(default, "__pydantic_fields__"):
+        return "(its keys' defaults)"
+    text = json.dumps(to_jsonable_python(default), ensure_ascii=False)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _default(info: FieldInfo) -> str:
+    return short_json(info.get_default(call_default_factory=True))
+
+
+def _help(model: Any, name: str) -> str:
+    """The field's docstring, or (a subclass narrowing a field's type) its base class's."""
+    bases = model.__mro__ if isinstance(model, type) else [model]
+    texts = [info.description for base in bases if (info := _fields(base).get(name)) and info.description]
+    return " ".join(texts[0].split()) if texts else ""
