@@ -45,7 +45,15 @@ class ValidateParams(Params):
     """Share of raw records a reader may quarantine before the raw input is judged broken."""
     examples: int = 5
     """example rows shown per failed expectation"""
-    soft_checks: list[str] = Field(default_factory=list)
-    """Critical checks downgraded to warnings, as "<suite>.<check>" (e.g. field shares on a corpus that is
-    not field-balanced); every other critical check fails the gate.
-    """
+    source: str | None = None
+    """The source corpus the dataset was built from (params.yaml: {{download.source}}): picks the
+    soft_checks that apply."""
+    soft_checks: dict[str, list[str]] = Field(default_factory=dict)
+    """Critical checks downgraded to warnings for one source, as {source: ["<suite>.<check>", ...]}
+    (e.g. field shares of the demo corpus, which is not field-balanced); every other critical check,
+    and every check of any other source, fails the gate."""
+
+    @property
+    def soft_for_source(self) -> list[str]:
+        """The checks downgraded for this dataset's source."""
+        return self.soft_checks.get(self.source, []) if self.source else []

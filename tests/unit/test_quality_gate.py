@@ -23,6 +23,7 @@ from citeworth.quality.site import run_id_for
 from citeworth.quality.suites import suites
 from citeworth.quality.tables import raw_tables
 from citeworth.sources import BadRecord
+from citeworth.stages import stage_params
 
 SPLIT_PAPERS = {"train": range(0, 8), "dev": range(8, 9), "test": range(9, 10)}
 
@@ -302,12 +303,29 @@ def test_a_corrupt_line_is_named(tmp_path):
         validate(params_for(tmp_path))
 
 
-def test_soft_checks_downgrade_named_checks_and_reject_unknown_names(tmp_path):
-    params = ValidateParams(soft_checks=["split_fields.field_share_in_bounds"])
+def test_soft_checks_downgrade_named_checks_of_their_source_and_reject_unknown_names(tmp_path):
+    params = ValidateParams(source="demo", soft_checks={"demo": ["split_fields.field_share_in_bounds"]})
     found = suites(params, raw=False)["split_fields"].expectations
     assert [e.meta["severity"] for e in found] == ["soft"]
-    with pytest.raises(ParamsError, match="unknown check.*'sentences.no_such_check'"):
-        suites(ValidateParams(soft_checks=["sentences.no_such_check"]), raw=False)
+    other = params.model_copy(update={"source": "s2orc_legacy"})
+    found = suites(other, raw=False)["split_fields"].expectations
+    assert [e.meta["severity"] for e in found] == ["critical"]
+    with pytest.raises(ParamsError, match="soft_checks.s2_api names unknown check.*'sentences.no_such_check'"):
+        suites(ValidateParams(soft_checks={"s2_api": ["sentences.no_such_check"]}), raw=False)
+
+
+@pytest.mark.parametrize("source,severity", [("demo", "soft"), ("arxiv_s3", "critical"),
+                                             ("s2_api", "critical")])
+def test_the_demo_field_share_warning_stays_with_the_demo_source(tmp_path, source, severity):
+    """params.yaml softens the field-share check for the demo corpus only: a real source's
+    dataset (download.source switched, nothing else) gates on it."""
+    profile = tmp_path / "profile.yaml"
+    params_yaml = Path(__file__).resolve().parents[2] / "params.yaml"
+    profile.write_text(f"extends: {params_yaml}\ndownload: {{source: {source}}}\n")
+    params = stage_params("validate", path=profile)
+    found = suites(params, raw=False)["split_fields"].expectations
+    assert [e.meta["check"] for e in found] == ["field_share_in_bounds"]
+    assert [e.meta["severity"] for e in found] == [severity]
 
 
 def raw_paper(paper_id: str, text: str, spans: list[tuple[int, int, str]]) -> Paper:
