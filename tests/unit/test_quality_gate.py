@@ -310,7 +310,7 @@ def test_soft_checks_downgrade_named_checks_of_their_source_and_reject_unknown_n
     other = params.model_copy(update={"source": "s2orc_legacy"})
     found = suites(other, raw=False)["split_fields"].expectations
     assert [e.meta["severity"] for e in found] == ["critical"]
-    with pytest.raises(ParamsError, match="soft_checks.s2_api names unknown check.*'sentences.no_such_check'"):
+    with pytest.raises(ParamsError, match="soft_checks.s2_api names unknown check.*sentences.no_such_check"):
         suites(ValidateParams(soft_checks={"s2_api": ["sentences.no_such_check"]}), raw=False)
 
 
