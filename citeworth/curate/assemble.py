@@ -28,10 +28,10 @@ log = logging.getLogger(__name__)
 
 
 class AssembleParams(Params):
-    in_dir: Path = Path("interim")
-    out_dir: Path = Path("data/citeworth")
-    stats_path: Path = Path("reports/dataset_stats.json")
-    table_path: Path = Path("reports/dataset_stats.md")
+    in_dir: Path
+    out_dir: Path
+    stats_path: Path
+    table_path: Path
     """the same figures as Markdown (Table 2)"""
     seed: int = 1
     split: list[float] = Field(default_factory=lambda: [0.8, 0.1, 0.1])

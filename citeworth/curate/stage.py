@@ -61,7 +61,7 @@ PROVENANCE = ("shard", "release", "inputs")
 
 class CurateParams(Params):
     inputs: list[InputSpec]
-    out_dir: Path = Path("interim")
+    out_dir: Path
     workers: int = 1
     rules: CurationConfig = Field(default_factory=CurationConfig)
 

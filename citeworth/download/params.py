@@ -55,10 +55,10 @@ class ArxivParams(Params):
 
 
 class DownloadParams(Params):
-    source: Literal[SOURCES] = "demo"
-    release: str = "latest"
+    source: Literal[SOURCES]
+    release: str
     """a release name, or "latest" (the newest; demo: of its calendar)"""
-    out_dir: Path = Path("raw")
+    out_dir: Path
     mirror: str | None = None
     """demo: mirror folder or http(s) URL; CITEWORTH_MIRROR also sets it"""
     workers: int = 4

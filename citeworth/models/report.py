@@ -27,9 +27,9 @@ PAPER_F1 = {
 
 
 class ReportParams(Params):
-    metrics_dir: Path = Path("metrics/models")
-    metrics_path: Path = Path("metrics/models.json")
-    table_path: Path = Path("reports/table4.md")
+    metrics_dir: Path
+    metrics_path: Path
+    table_path: Path
     order: list[str] = Field(default_factory=lambda: list(PAPER_F1))
     """row order; others follow by name"""
     paper_f1: dict[str, float] = Field(default_factory=lambda: dict(PAPER_F1))

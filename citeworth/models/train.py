@@ -27,7 +27,6 @@ from pathlib import Path
 
 import numpy as np
 import yaml
-from pydantic import Field
 
 from citeworth.core.errors import StageFailed
 from citeworth.core.fingerprint import current_record, data_version, fingerprint
@@ -72,17 +71,17 @@ class TrainParams(Params):
     """catalog entries to train, in order (a DVC matrix cell passes one)"""
     catalog: dict[str, AnyModelSpec]
     """name -> ModelSpec mapping (kind, encoder, optim, ...)"""
-    seeds: list[int] = Field(default_factory=lambda: [1])
-    data_dir: Path = Path("data/citeworth")
-    models_dir: Path = Path("models")
-    metrics_dir: Path = Path("metrics/models")
-    plots_dir: Path = Path("plots/models")
+    seeds: list[int]
+    data_dir: Path
+    models_dir: Path
+    metrics_dir: Path
+    plots_dir: Path
     reports_dir: Path = Path("reports/models")
     checkpoints_dir: Path = Path("checkpoints")
     """resumable state of unfinished fits (outside DVC outs)"""
-    saliency_examples: int = 5
+    saliency_examples: int
     """most and least confident test sentences explained; 0 = none"""
-    threads: int | None = None
+    threads: int | None
     """torch CPU threads; null = torch's default"""
 
 

@@ -47,7 +47,7 @@ _GLOB_CHARS = frozenset("*?[")
 class Pdf2TeiParams(Params):
     inputs: str = "pdfs/**/*.pdf"
     """glob of PDFs (relative to the project root)"""
-    out_dir: Path = Path("raw/pdf2tei")
+    out_dir: Path
     url: str | None = None
     """GROBID service; null: $CITEWORTH_GROBID_URL, else http://localhost:8070"""
     workers: int = 4

@@ -18,8 +18,8 @@ class Bounds(Params):
 
 
 class ValidateParams(Params):
-    data_dir: Path = Path("data/citeworth")
-    baseline_dir: Path | None = Path("data/baseline")
+    data_dir: Path
+    baseline_dir: Path | None
     """The spans-only baseline, validated with the same suite for the side-by-side marker rates (never
     gating); null or a missing folder is reported in the summary, not an error.
     """
@@ -29,8 +29,8 @@ class ValidateParams(Params):
     """Records read per raw shard (null: all); the raw suite checks the reader contract, which a sample
     per shard exercises without re-reading a full corpus.
     """
-    site_dir: Path = Path("reports/quality/site")
-    summary_path: Path = Path("reports/quality/summary.json")
+    site_dir: Path
+    summary_path: Path
     min_chars: int = 21
     """the paper's rule: longer than 20 characters"""
     max_chars: int = 2000

@@ -36,10 +36,10 @@ class ExportParams(Params):
     inputs: list[InputSpec]
     format: Literal[FORMATS] = "unarxive"
     """unarxive | grabcite"""
-    out_dir: Path = Path("data/export")
-    spacy_model: str | None = None
+    out_dir: Path
+    spacy_model: str | None
     """grabcite's sentence splitter, as curate.rules.spacy_model"""
-    stats_dir: Path = Path("reports/export")
+    stats_dir: Path
 
 
 def export(params: ExportParams) -> dict:

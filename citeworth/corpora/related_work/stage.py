@@ -40,8 +40,8 @@ _WORK_PREFIX = ".related_work-"
 
 class RelatedWorkParams(Params):
     inputs: list[InputSpec]
-    out_path: Path = Path("data/related_work/related_work.jsonl")
-    stats_path: Path = Path("reports/related_work_stats.json")
+    out_path: Path
+    stats_path: Path
     """and the same name with .md"""
     titles: list[str] = Field(default_factory=lambda: list(DEFAULT_TITLES))
     """Section titles (regular expressions on the normalised title, earlier ones preferred)."""

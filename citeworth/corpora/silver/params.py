@@ -49,7 +49,7 @@ class CutoffParams(Params):
 class SilverParams(Params):
     inputs: list[InputSpec]
     """every paper the readers produce goes into the paper index"""
-    data_dir: Path = Path("data/citeworth")
+    data_dir: Path
     """the curated dataset: which papers cite, and their split"""
     citing: Literal[CITING_FROM] = "full_text"
     """full_text: every sentence of the curated papers' full text; dataset: only the curated samples"""
@@ -61,17 +61,17 @@ class SilverParams(Params):
     """the sentence splitter, as curate.rules.spacy_model"""
     cleaning: list[str] = Field(default_factory=lambda: list(RULES))
     similarity: SimilarityParams = Field(default_factory=SimilarityParams)
-    gold_path: Path = Path("gold/citation_linkage.tsv")
+    gold_path: Path
     positive_score: int = 4
     """gold scores 0-5; this and above is a positive pair (Houngbo & Mercer)"""
     cutoff: CutoffParams = Field(default_factory=CutoffParams)
     seed: int = 1
     """the negatives drawn for each citing sentence"""
-    out_dir: Path = Path("data/silver")
-    reports_dir: Path = Path("reports/silver")
-    metrics_path: Path = Path("reports/silver/metrics.json")
+    out_dir: Path
+    reports_dir: Path
+    metrics_path: Path
     model: SiameseParams = Field(default_factory=SiameseParams)
-    models_dir: Path = Path("models/silver")
+    models_dir: Path
     checkpoints_dir: Path = Path("checkpoints/silver")
     threads: int | None = 1
     """torch CPU threads; null = torch's default"""

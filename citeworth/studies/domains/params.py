@@ -23,7 +23,7 @@ class EmbeddingParams(Params):
 
 
 class DomainsParams(Params):
-    data_dir: Path = Path("data/citeworth")
+    data_dir: Path
     fields: list[str] | None = None
     """The fields of the matrix; null: every field with at least ``min_papers`` papers."""
     min_papers: int = 3
@@ -42,11 +42,11 @@ class DomainsParams(Params):
     entry).
     """
     embedding: EmbeddingParams = Field(default_factory=EmbeddingParams)
-    cells_dir: Path = Path("metrics/domains")
+    cells_dir: Path
     cache_dir: Path = Path("checkpoints/domains")
     """trained models per train field (outside DVC outs)"""
-    metrics_path: Path = Path("metrics/domains.json")
-    plots_dir: Path = Path("plots/domains")
-    table_path: Path = Path("reports/table5.md")
+    metrics_path: Path
+    plots_dir: Path
+    table_path: Path
     threads: int | None = None
     """torch CPU threads (null: torch's default)"""

@@ -53,15 +53,15 @@ class DownstreamParams(Params):
 class TransferParams(Params):
     encoder: str = "embedded"
     """the Base model: "embedded", a hub name (SciBERT) or a local path"""
-    data_dir: Path = Path("data/citeworth")
+    data_dir: Path
     """the CiteWorth dataset: train.jsonl / dev.jsonl"""
     variants: list[str] = Field(default_factory=lambda: ["LM", "Cite", "LMCite"])
     pretrain: PretrainParams = Field(default_factory=PretrainParams)
     downstream: DownstreamParams = Field(default_factory=DownstreamParams)
-    models_dir: Path = Path("models/transfer")
-    runs_dir: Path = Path("metrics/transfer")
+    models_dir: Path
+    runs_dir: Path
     """one JSON per (task, variant, seed) run"""
-    metrics_path: Path = Path("metrics/transfer.json")
-    table_path: Path = Path("reports/table6.md")
+    metrics_path: Path
+    table_path: Path
     threads: int | None = None
     """torch CPU threads (null: torch's default)"""
