@@ -29,11 +29,15 @@ log = logging.getLogger(__name__)
 
 class AssembleParams(Params):
     in_dir: Path
+    """The curated shards (curate's out_dir)."""
     out_dir: Path
+    """train.jsonl, dev.jsonl, test.jsonl."""
     stats_path: Path
+    """The dataset's statistics (JSON)."""
     table_path: Path
     """the same figures as Markdown (Table 2)"""
     seed: int = 1
+    """The sampling and the split by paper."""
     split: list[float] = Field(default_factory=lambda: [0.8, 0.1, 0.1])
     """train/dev/test fractions of the papers (the paper's 80/10/10, §3.3)"""
     per_field: int | Literal["smallest"] | None = None

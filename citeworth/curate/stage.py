@@ -61,9 +61,13 @@ PROVENANCE = ("shard", "release", "inputs")
 
 class CurateParams(Params):
     inputs: list[InputSpec]
+    """Which reader reads which downloaded files; each matching file (or shard pair) is one shard."""
     out_dir: Path
+    """paragraphs/, stats/ and quarantine/ of every shard."""
     workers: int = 1
+    """Shards curated at once (processes)."""
     rules: CurationConfig = Field(default_factory=CurationConfig)
+    """The curation rules (the paper's and its public code's)."""
 
 
 def shards(params: CurateParams) -> list[Shard]:

@@ -28,8 +28,11 @@ PAPER_F1 = {
 
 class ReportParams(Params):
     metrics_dir: Path
+    """Every model's metrics (the train stage's metrics_dir)."""
     metrics_path: Path
+    """All models' summary rows (JSON)."""
     table_path: Path
+    """Table 4 (Markdown)."""
     order: list[str] = Field(default_factory=lambda: list(PAPER_F1))
     """row order; others follow by name"""
     paper_f1: dict[str, float] = Field(default_factory=lambda: dict(PAPER_F1))

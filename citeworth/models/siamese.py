@@ -43,10 +43,13 @@ class SiameseParams(Params):
     hidden: int = 512
     """the MLP's hidden layer (paper: 512)"""
     dropout: float = 0.1
+    """Dropout before the MLP's output layer."""
     max_length: int = 64
     """tokens per sentence"""
     seed: int = 1
+    """Weights and batch order."""
     optim: OptimParams = Field(default_factory=_demo_optim)
+    """The training loop."""
 
 
 class PairAdapter(loop.Adapter):

@@ -23,13 +23,19 @@ class OptimParams(Params):
     """The torch training loop: AdamW + linear warmup/decay, early stopping on dev F1."""
 
     batch_size: int = 8
+    """Items per optimizer step (before grad_accum)."""
     epochs: int = 3
+    """Passes over the training data."""
     lr: float = 8.075e-6
+    """AdamW's peak learning rate."""
     warmup_steps: int = 300
+    """Steps of linear warmup, then linear decay."""
     weight_decay: float = 0.1
+    """AdamW's weight decay."""
     grad_accum: int = 1
     """optimizer step every N batches (effective batch = batch_size * grad_accum)"""
     max_grad_norm: float = 1.0
+    """Gradients clipped to this norm."""
     patience: int = 1
     """stop after this many dev evaluations without a better score"""
     select_on: Literal["f1", "pr_auc"] = "f1"
@@ -44,6 +50,7 @@ class OptimParams(Params):
     checkpoint_every: int = 200
     """optimizer steps between resumable checkpoints (and at every eval)"""
     eval_batch_size: int = 32
+    """Items per batch when scoring."""
     device: str = "auto"
     """auto | cpu | cuda | cuda:N"""
     precision: Literal["auto", "bf16", "fp16", "fp32"] = "auto"
@@ -54,11 +61,17 @@ class OptimParams(Params):
 
 class TfidfParams(Params):
     C: float = 0.1151
+    """Inverse regularisation strength of the logistic regression."""
     class_weight: str | None = "balanced"
+    """balanced | null"""
     ngram_max: int = 1
+    """The longest n-gram."""
     min_df: int = 1
+    """Ignore terms in fewer sentences than this."""
     max_features: int | None = None
+    """The vocabulary's size limit (null: none)."""
     max_iter: int = 1000
+    """The solver's iteration limit."""
 
 
 class CrnnParams(Params):
@@ -67,12 +80,17 @@ class CrnnParams(Params):
     vocab_size: int = 25000
     """subwords (BPE) learnt on the training split"""
     embedding_dim: int = 300
+    """Subword embedding size."""
     filters: int = 100
+    """Convolution filters per kernel size."""
     kernel_sizes: list[int] = Field(default_factory=lambda: [3, 4, 5])
+    """Convolution widths (subwords)."""
     recurrent: Literal["lstm", "gru"] | None = "lstm"
     """lstm | gru | null (the plain CNN)"""
     hidden: int = 100
+    """The recurrent layer's size."""
     dropout: float = 0.4
+    """Dropout before the output layer."""
     oversample: bool = True
     """duplicate cite-worthy sentences until the classes balance"""
 
@@ -81,12 +99,17 @@ class ScratchParams(Params):
     """The Transformer trained from scratch (Appendix C.6); BPE vocabulary learnt on the train split."""
 
     vocab_size: int = 25000
+    """Subwords (BPE) learnt on the training split."""
     d_model: int = 300
     """divisible by the head count"""
     layers: int = 5
+    """Encoder layers."""
     heads: int = 3
+    """Attention heads."""
     ff_dim: int = 128
+    """The feed-forward layer's size."""
     dropout: float = 0.4
+    """Dropout in every layer."""
 
 
 class ContextParams(Params):
@@ -99,6 +122,7 @@ class ContextParams(Params):
     head_hidden: int | None = None
     """the hidden layer's size; null = the encoder's hidden size"""
     dropout: float = 0.1
+    """Dropout before the sentence head."""
     solo: bool = False
     """the Solo control: the same model, each sentence on its own"""
     pooling: Literal["sep", "mean"] = "sep"
@@ -126,10 +150,15 @@ class ModelSpec(Params):
     """sentence: Elkan & Noto PU learning on top of the classifier"""
     # The sections: None here; each kind's class declares the ones it reads, with their defaults.
     optim: None = None
+    """The torch training loop."""
     tfidf: None = None
+    """TF-IDF features and the logistic regression."""
     crnn: None = None
+    """The CRNN's architecture."""
     scratch: None = None
+    """The Transformer's architecture."""
     context: None = None
+    """Windows, context and pooling of the contextual model."""
 
     @model_validator(mode="before")
     @classmethod

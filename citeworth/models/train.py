@@ -72,11 +72,17 @@ class TrainParams(Params):
     catalog: dict[str, AnyModelSpec]
     """name -> ModelSpec mapping (kind, encoder, optim, ...)"""
     seeds: list[int]
+    """Each model is trained once per seed; metrics are mean and std over them."""
     data_dir: Path
+    """The dataset (assemble's out_dir)."""
     models_dir: Path
+    """<models_dir>/<name>/: the best seed's weights and spec."""
     metrics_dir: Path
+    """<metrics_dir>/<name>.json: test and dev metrics per model."""
     plots_dir: Path
+    """<plots_dir>/<name>/: PR curve, confusion matrix, learning curve."""
     reports_dir: Path = Path("reports/models")
+    """<reports_dir>/<name>/: the model card and saliency examples."""
     checkpoints_dir: Path = Path("checkpoints")
     """resumable state of unfinished fits (outside DVC outs)"""
     saliency_examples: int

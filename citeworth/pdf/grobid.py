@@ -53,9 +53,11 @@ class GrobidOptions(Params):
     includeRawCitations: int = 1
     """the reference as printed, kept as BibEntry.raw"""
     includeRawAffiliations: int = 0
+    """The affiliations as printed."""
     segmentSentences: int = 0
     """<s> elements inside paragraphs"""
     generateIDs: int = 0
+    """xml:id attributes on TEI elements."""
     teiCoordinates: list[str] = Field(default_factory=list)
     """e.g. [ref, biblStruct, figure]"""
 

@@ -48,6 +48,7 @@ class Pdf2TeiParams(Params):
     inputs: str = "pdfs/**/*.pdf"
     """glob of PDFs (relative to the project root)"""
     out_dir: Path
+    """TEI files, MANIFEST.json (sha256 -> TEI, GROBID version, options) and quarantine.jsonl."""
     url: str | None = None
     """GROBID service; null: $CITEWORTH_GROBID_URL, else http://localhost:8070"""
     workers: int = 4
@@ -61,6 +62,7 @@ class Pdf2TeiParams(Params):
     redo: Literal[REDO] = "none"
     """none | quarantined | all"""
     options: GrobidOptions = Field(default_factory=GrobidOptions)
+    """GROBID's processFulltextDocument fields, under its own names."""
 
 
 @dataclass(frozen=True)

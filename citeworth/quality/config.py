@@ -14,11 +14,14 @@ class Bounds(Params):
     """A share that must lie in [min, max]."""
 
     min: float = 0.0
+    """The lowest share allowed."""
     max: float = 1.0
+    """The highest share allowed."""
 
 
 class ValidateParams(Params):
     data_dir: Path
+    """The dataset validated (assemble's out_dir)."""
     baseline_dir: Path | None
     """The spans-only baseline, validated with the same suite for the side-by-side marker rates (never
     gating); null or a missing folder is reported in the summary, not an error.
@@ -30,7 +33,9 @@ class ValidateParams(Params):
     per shard exercises without re-reading a full corpus.
     """
     site_dir: Path
+    """Great Expectations' Data Docs."""
     summary_path: Path
+    """The gate's summary (JSON): every check, its severity and result."""
     min_chars: int = 21
     """the paper's rule: longer than 20 characters"""
     max_chars: int = 2000
@@ -38,7 +43,9 @@ class ValidateParams(Params):
     marker_tolerance: float = 0.0
     """Share of sentences allowed to carry a residual citation marker before the gate fails."""
     cite_worthy_share: Bounds = Field(default_factory=lambda: Bounds(min=0.05, max=0.8))
+    """Share of cite-worthy sentences allowed per split."""
     field_share: Bounds = Field(default_factory=Bounds)
+    """Each field's share of each split's paragraphs."""
     max_cross_split_duplicates: float = 0.01
     """Share of distinct (sentence text, split) rows whose text also occurs in another split."""
     max_bad_raw_records: float = 0.05

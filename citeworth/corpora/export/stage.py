@@ -34,12 +34,15 @@ _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
 
 class ExportParams(Params):
     inputs: list[InputSpec]
+    """The papers exported (as curate.inputs)."""
     format: Literal[FORMATS] = "unarxive"
     """unarxive | grabcite"""
     out_dir: Path
+    """<out_dir>/<format>/: the exported files."""
     spacy_model: str | None
     """grabcite's sentence splitter, as curate.rules.spacy_model"""
     stats_dir: Path
+    """<format>_stats.json: papers, shards, quarantined records."""
 
 
 def export(params: ExportParams) -> dict:

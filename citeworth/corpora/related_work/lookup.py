@@ -43,14 +43,19 @@ class LookupParams(Params):
     providers: list[Literal[PROVIDERS]] = Field(default_factory=list)
     """arxiv | semantic_scholar, in order; [] = off"""
     arxiv_url: str = "https://export.arxiv.org/api/query"
+    """arXiv's query API."""
     semantic_scholar_url: str = "https://api.semanticscholar.org/graph/v1"
+    """Semantic Scholar's graph API."""
     api_key_env: str = "S2_API_KEY"
     """Semantic Scholar key (optional), read from this variable"""
     min_interval: float = 3.0
     """seconds between two requests to one service"""
     timeout: float = 30.0
+    """Seconds per request."""
     retries: int = 3
+    """Attempts per request."""
     cache_dir: Path = Path("cache/related_work")
+    """Every answer, misses included: reruns ask nothing twice."""
 
 
 class OnlineLookup:

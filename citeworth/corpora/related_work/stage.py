@@ -40,7 +40,9 @@ _WORK_PREFIX = ".related_work-"
 
 class RelatedWorkParams(Params):
     inputs: list[InputSpec]
+    """The papers read (as curate.inputs)."""
     out_path: Path
+    """One paper a line, sorted by paper id."""
     stats_path: Path
     """and the same name with .md"""
     titles: list[str] = Field(default_factory=lambda: list(DEFAULT_TITLES))
@@ -48,6 +50,7 @@ class RelatedWorkParams(Params):
     spacy_model: str | None = None
     """as curate.rules.spacy_model: null = scispacy tokenizer + pysbd"""
     lookup: LookupParams = Field(default_factory=LookupParams)
+    """Cited abstracts not in the corpus, looked up online (arXiv API / Semantic Scholar); off by default."""
 
 
 def related_work(params: RelatedWorkParams) -> dict:
