@@ -41,7 +41,6 @@ from pylatexenc import latexwalker
 
 from citeworth.core.io import write_json
 from citeworth.corpora.export.stage import ExportParams, export
-from citeworth.curate.sentences import SentenceSplitter
 from citeworth.sources import InputSpec, discover_shards
 from citeworth.sources.latex import parse_tex_files
 from citeworth.sources.latex.files import iter_sources
@@ -49,6 +48,7 @@ from citeworth.sources.latex.parser import CITE_COMMANDS, MULTI_CITES
 from citeworth.sources.latex.project import find_main, flatten, strip_comments, tex_texts
 from citeworth.sources.latex.reader import read, read_paper
 from citeworth.sources.unarxive import PLACEHOLDER
+from citeworth.text.sentences import SentenceSplitter
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "benchmarks" / "results" / "latex.json"

@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 from citeworth.core.errors import StageFailed
-from citeworth.core.params import ParamsError
+from citeworth.core.params import ParamsError, parse_assignments
 from citeworth.download.redaction import install_log_redaction
 from citeworth.stages import STAGES, UnknownStage, params_help, run_stage
 
@@ -37,8 +37,9 @@ def _parser(stage_help: str = "") -> argparse.ArgumentParser:
         "run",
         help="run one pipeline stage with its params.yaml section",
         description="Run one stage. Parameters come from the stage's section of params.yaml; "
-        "-S key=value overrides one (values are YAML, e.g. -S workers=2 -S 'models=[tfidf_lr]'). "
-        "`citeworth run STAGE --help` lists the stage's parameters.",
+        "-S key=value overrides one; the value is YAML (-S workers=2 -S 'models=[tfidf_lr]') and a "
+        "key path sets one nested key, its siblings kept (-S rules.min_sentences=2), as dvc exp run "
+        "-S and the Airflow form's overrides do. `citeworth run STAGE --help` lists the stage's parameters.",
         epilog=stage_help,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
@@ -79,10 +80,10 @@ def main(argv: list[str] | None = None) -> int:
         level=logging.DEBUG if args.verbose else logging.INFO,
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
     )
-    overrides = list(args.overrides)
-    if args.workers is not None:
-        overrides.append(f"workers={args.workers}")
     try:
+        overrides = parse_assignments(args.overrides)
+        if args.workers is not None:
+            overrides["workers"] = args.workers
         summary = run_stage(args.stage, overrides, args.params)
     except (ParamsError, UnknownStage) as exc:
         print(f"citeworth: {exc}", file=sys.stderr)

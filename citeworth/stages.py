@@ -17,6 +17,8 @@ from typing import Any
 from citeworth.core.params import (
     DEFAULT_PARAMS,
     ParamsError,
+    NO_OVERRIDES,
+    Overrides,
     apply_overrides,
     build,
     describe,
@@ -39,7 +41,7 @@ STAGES: dict[str, str] = {
     "train": "citeworth.models.train:train",
     "domains": "citeworth.studies.domains.stage:domains",
     "transfer": "citeworth.studies.transfer.stage:transfer",
-    "report": "citeworth.models.report:report",
+    "report": "citeworth.report.stage:report",
     "export": "citeworth.corpora.export.stage:export",
 }
 
@@ -59,12 +61,13 @@ def params_class(fn: Callable[[Any], Any]) -> type:
     return typing.get_type_hints(fn)["params"]
 
 
-def stage_params(name: str, overrides: list[str] = (), path: Path = DEFAULT_PARAMS) -> Any:
-    """The typed params of stage ``name``: its params.yaml section plus ``key=value`` overrides, with
-    ``{{section.key}}`` references resolved against the whole file."""
+def stage_params(name: str, overrides: Overrides = NO_OVERRIDES, path: Path = DEFAULT_PARAMS) -> Any:
+    """The typed params of stage ``name``: its params.yaml section with ``overrides`` (key paths in
+    the section -> values, see ``apply_overrides``), ``{{section.key}}`` references resolved
+    against the whole file."""
     fn = stage_function(name)
     document = load_document(path)
-    values = apply_overrides(section_of(document, name, path), list(overrides))
+    values = apply_overrides(section_of(document, name, path), overrides)
     return build(params_class(fn), resolve_references(values, document, name), where=name)
 
 
@@ -98,5 +101,5 @@ def _given(values: Any, path: str) -> Any:
     return values
 
 
-def run_stage(name: str, overrides: list[str] = (), path: Path = DEFAULT_PARAMS) -> Any:
+def run_stage(name: str, overrides: Overrides = NO_OVERRIDES, path: Path = DEFAULT_PARAMS) -> Any:
     return stage_function(name)(stage_params(name, overrides, path))

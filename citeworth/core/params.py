@@ -8,11 +8,15 @@ code; params.yaml gives the values dvc.yaml needs (required fields) and the demo
 
 from __future__ import annotations
 
+import copy
 import json
+import operator
 import re
 import types
 import typing
+from collections.abc import Callable, Iterable, Iterator, Mapping, MutableMapping
 from pathlib import Path
+from types import MappingProxyType
 from typing import Annotated, Any, Literal, NamedTuple, Union
 
 import yaml
@@ -28,6 +32,11 @@ EXTENDS = "extends"
 # ``${...}``: `dvc exp run -S` rewrites params.yaml through OmegaConf, which would resolve those and
 # write the values back, so every stage reading them would look changed to DVC.
 REFERENCE = re.compile(r"\{\{([A-Za-z_][\w-]*(?:\.[A-Za-z_][\w-]*)*)\}\}")
+
+# Overrides of params: key path ("rules.min_sentences") -> typed value; see ``apply_overrides``.
+Overrides = Mapping[str, Any]
+NO_OVERRIDES: Overrides = MappingProxyType({})
+_MISSING = object()  # no value at a key path
 
 
 class ParamsError(ValueError):
@@ -64,19 +73,7 @@ def _load_profile(path: Path, chain: tuple[Path, ...]) -> dict[str, Any]:
     base_path = (path.parent / base).resolve()
     if base_path in (*chain, path.resolve()):
         raise ParamsError(f"{path}: {EXTENDS}: {base} makes a cycle")
-    return overlay(_load_profile(base_path, (*chain, path.resolve())), document)
-
-
-def overlay(base: dict[str, Any], changes: dict[str, Any]) -> dict[str, Any]:
-    """``base`` with ``changes`` laid over it: mappings merge key by key, any other value (lists,
-    scalars, null) replaces the base's."""
-    merged = dict(base)
-    for key, value in changes.items():
-        if isinstance(value, dict) and isinstance(merged.get(key), dict):
-            merged[key] = overlay(merged[key], value)
-        else:
-            merged[key] = value
-    return merged
+    return apply_overrides(_load_profile(base_path, (*chain, path.resolve())), document)
 
 
 def section_of(document: dict[str, Any], section: str, path: Path = DEFAULT_PARAMS) -> dict[str, Any]:
@@ -119,19 +116,74 @@ def _referenced(name: str, document: dict[str, Any], where: str, chain: tuple[st
     return str(_resolve(node, document, name, (*chain, name)))
 
 
-def apply_overrides(values: dict[str, Any], overrides: list[str]) -> dict[str, Any]:
-    """Apply ``key=value`` / ``a.b=value`` overrides; values are parsed as YAML."""
-    values = dict(values)
-    for item in overrides:
+def parse_assignments(items: Iterable[str]) -> dict[str, Any]:
+    """``key=value`` / ``a.b=value`` strings (``citeworth run -S``) as overrides, each value parsed
+    once, as YAML (``-S workers=2`` is the integer 2, ``-S 'models=[a, b]'`` a list)."""
+    overrides = {}
+    for item in items:
         key, sep, raw = item.partition("=")
-        if not sep:
+        if not sep or not key:
             raise ParamsError(f"override {item!r} is not key=value")
-        *parents, leaf = key.split(".")
-        node = values
-        for part in parents:
-            node = node.setdefault(part, {})
-        node[leaf] = yaml.safe_load(raw)
-    return values
+        try:
+            overrides[key] = yaml.safe_load(raw)
+        except yaml.YAMLError as exc:
+            raise ParamsError(f"override {key}: {raw!r} is not a YAML value ({exc})") from exc
+    return overrides
+
+
+def apply_overrides(document: MutableMapping, overrides: Overrides, *,
+                    own: Callable[[MutableMapping], MutableMapping] = dict,
+                    put: Callable[[MutableMapping, str, Any], None] = operator.setitem) -> MutableMapping:
+    """``document`` with ``overrides`` merged in by key path: what every door (``citeworth run -S``,
+    the Airflow form, a profile's ``extends``) means by an override.
+
+    ``overrides`` maps a key path (``"rules.min_sentences"``) to its typed value; a mapping value
+    merges key by key, as its paths would (``{"rules": {"min_sentences": 2}}`` is the same override),
+    so only the named leaves change and their siblings stay. Any other value (a list, a scalar,
+    null) replaces the old one. Every mapping on a changed path is given its own copy first
+    (``own``: a plain copy; params_file's keeps the YAML layout), so a value YAML shares between
+    sections (an anchor and its aliases, a ``<<`` merge) keeps its old value everywhere else.
+    ``put`` sets one key. ``document`` itself is changed only where ``own`` returns it unchanged.
+    """
+    document = own(document)
+    for path, value in _leaf_paths(overrides, ()):
+        _set(document, path, value, own, put)
+    return document
+
+
+def _leaf_paths(overrides: Overrides, prefix: tuple[str, ...]) -> Iterator[tuple[tuple[str, ...], Any]]:
+    for key, value in overrides.items():
+        path = (*prefix, *str(key).split("."))
+        if isinstance(value, Mapping) and value:
+            yield from _leaf_paths(value, path)
+        else:
+            yield path, value
+
+
+def _set(document: MutableMapping, path: tuple[str, ...], value: Any, own: Callable, put: Callable) -> None:
+    current = _get(document, path)
+    if current == value or (isinstance(value, Mapping) and isinstance(current, Mapping)):
+        return  # unchanged (an empty mapping merges nothing): the path keeps its own layout
+    node = document
+    for depth, key in enumerate(path[:-1]):
+        child = node.get(key)
+        if child is not None and not isinstance(child, MutableMapping):
+            what = "a list" if isinstance(child, list) else repr(child)
+            raise ParamsError(f"{'.'.join(path)}: {'.'.join(path[:depth + 1])} is {what}, not a mapping")
+        child = {} if child is None else own(child)
+        if child is not node.get(key):
+            put(node, key, child)
+        node = child
+    put(node, path[-1], copy.deepcopy(value))  # never shared with the caller or another key
+
+
+def _get(document: Mapping, path: tuple[str, ...]) -> Any:
+    node: Any = document
+    for key in path:
+        if not isinstance(node, Mapping) or key not in node:
+            return _MISSING
+        node = node[key]
+    return node
 
 
 def build(cls: Any, values: Any, where: str = "") -> Any:

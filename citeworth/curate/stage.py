@@ -53,8 +53,9 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-# The code a curated shard comes from: a change in any of it recurates every shard.
-CODE = ("citeworth.curate", "citeworth.sources", "citeworth.core")
+# The code a curated shard comes from, this module's import closure (the rules engine, the readers,
+# the text toolkit): an edit to it recurates every shard, an edit elsewhere (assemble.py) does not.
+CODE = (__name__,)
 # What a shard's stats record of where it came from: reuse rewrites them, the fingerprint omits them.
 PROVENANCE = ("shard", "release", "inputs")
 

@@ -134,7 +134,7 @@ def _split(source: str, located: list[tuple[str, str]]) -> Iterator[dict]:
             raise ValueError(f"{where} has {len(text):,} characters, over the {limit:,} the curation "
                              "splits (max_paragraph_chars): split it into paragraphs")
     paragraphs = [text for _, text in located]
-    from citeworth.curate.sentences import SentenceSplitter
+    from citeworth.text.sentences import SentenceSplitter
 
     splitter = SentenceSplitter()
     for text, bounds in zip(paragraphs, splitter.split(paragraphs), strict=True):

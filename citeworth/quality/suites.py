@@ -16,9 +16,9 @@ from great_expectations.expectations.metadata_types import FailureSeverity
 
 from citeworth.core.params import ParamsError
 from citeworth.core.schema import LABELS, SPLITS
-from citeworth.curate.fields import CITEWORTH_FIELDS
 from citeworth.quality.config import ValidateParams
 from citeworth.quality.markers import MARKERS
+from citeworth.text.fields import CITEWORTH_FIELDS
 
 CRITICAL, SOFT = "critical", "soft"
 # The released CiteWorth label strings (the issue's {1, 0}).

@@ -13,7 +13,7 @@ import pytest
 from citeworth.core.paper import CitationSpan, Paper, Paragraph
 from citeworth.curate.config import CurationConfig
 from citeworth.curate.engine import CurationStats, Curator
-from citeworth.curate.sentences import SentenceSplitter
+from citeworth.text.sentences import SentenceSplitter
 
 
 def para(marked: str, section: str = "Introduction") -> Paragraph:

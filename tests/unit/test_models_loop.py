@@ -194,6 +194,21 @@ def test_a_checkpoint_of_other_data_is_not_resumed(tmp_path, monkeypatch, caplog
         assert torch.equal(value, resumed.state_dict()[key]), key
 
 
+def test_a_checkpoint_is_resumed_only_by_the_code_of_its_loop_and_network(edit_code):
+    def checkpoint_fingerprint() -> str:
+        return loop._fingerprint(crnn(), TokenAdapter(), optim(), 3, items(4))
+
+    first = checkpoint_fingerprint()
+    assert checkpoint_fingerprint() == first
+    edit_code("models/tfidf.py")  # code the fit never runs
+    assert checkpoint_fingerprint() == first
+    edit_code("models/crnn.py")  # the network's module: not imported by the loop itself
+    after_network = checkpoint_fingerprint()
+    assert after_network != first
+    edit_code("models/evaluation.py")  # the loop's own imports
+    assert checkpoint_fingerprint() != after_network
+
+
 def test_precision_is_fp32_on_a_cpu_and_mixed_on_cuda():
     cpu, cuda = torch.device("cpu"), torch.device("cuda")
     assert loop.precision_for(cpu, "bf16") == loop.Precision()  # a CPU always trains in fp32

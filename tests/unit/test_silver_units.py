@@ -19,8 +19,8 @@ from citeworth.corpora.silver.pairs import Sentence, body_sentences, cited_entri
 from citeworth.corpora.silver.params import CutoffParams, SimilarityParams
 from citeworth.corpora.silver.similarity import Embedder, Vectors, quantise
 from citeworth.corpora.silver.store import Citing, Store
-from citeworth.curate.sentences import SentenceSplitter
 from citeworth.models.evaluation import binary_metrics
+from citeworth.text.sentences import SentenceSplitter
 
 
 @pytest.fixture(scope="module")

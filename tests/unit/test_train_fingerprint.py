@@ -63,6 +63,14 @@ def test_an_unchanged_model_is_skipped_and_a_change_of_data_params_or_code_retra
     assert json.loads(metrics.read_text())["fingerprint"] != json.loads(before)["fingerprint"]
 
 
+def test_an_edit_to_the_reports_or_the_studies_does_not_retrain(params, fits, edit_code):
+    train_stage.train(params)
+    for elsewhere in ("report/stage.py", "studies/domains/tables.py", "corpora/silver/siamese.py"):
+        edit_code(elsewhere)  # Table 4's formatting, Table 5's, the silver model
+        train_stage.train(params)
+    assert fits == ["tfidf_lr", "tfidf_strong"]
+
+
 def test_a_model_whose_outputs_are_gone_is_trained_again(params, fits, tmp_path):
     train_stage.train(params)
     (tmp_path / "metrics/models/tfidf_lr.json").unlink()  # as `dvc repro` removes a stage's outputs

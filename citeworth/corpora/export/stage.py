@@ -104,7 +104,7 @@ class _UnarxiveWriter:
 
 class _GrabciteWriter:
     def __init__(self, folder: Path, params: ExportParams):
-        from citeworth.curate.sentences import SentenceSplitter
+        from citeworth.text.sentences import SentenceSplitter
 
         self.folder = folder
         self.splitter = SentenceSplitter(params.spacy_model)

@@ -9,7 +9,7 @@ from pydantic import Field
 
 from citeworth.core.params import Params
 from citeworth.corpora.silver.cleaning import RULES
-from citeworth.models.siamese import SiameseParams
+from citeworth.corpora.silver.siamese import SiameseParams
 from citeworth.sources import InputSpec
 
 CITING_FROM = ("full_text", "dataset")

@@ -27,8 +27,8 @@ from citeworth.core.fingerprint import fingerprint
 from citeworth.corpora.silver.params import SimilarityParams
 
 log = logging.getLogger(__name__)
-# The code an embedding comes from (its cache key covers it).
-EMBEDDING_CODE = ("citeworth.corpora.silver.similarity", "citeworth.models.encoders")
+# The code an embedding comes from, this module's import closure (the encoders; its cache key covers it).
+EMBEDDING_CODE = (__name__,)
 _SORT_CHUNK = 4096  # texts embedded per sorted chunk: little padding, bounded memory
 
 

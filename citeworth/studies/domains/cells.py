@@ -28,8 +28,9 @@ from citeworth.studies.domains.splits import cell_data, slug
 log = logging.getLogger(__name__)
 
 METRIC_KEYS = ("precision", "recall", "f1")
-# The code a cell's result and a cached model come from: the study, the models, the core.
-CODE = ("citeworth.studies.domains", "citeworth.models", "citeworth.core")
+# The code a cell's result and a cached model come from, this module's import closure (the splits,
+# the models): not Table 5's formatting or plots.
+CODE = (__name__,)
 
 
 def cell_path(cells_dir: Path, train_field: str, test_field: str) -> Path:
