@@ -14,7 +14,7 @@ from pydantic import BaseModel
 from pydantic_core import to_jsonable_python
 
 from citeworth.cli import main
-from citeworth.core.params import ParamsError, load_document, to_dict
+from citeworth.core.params import ParamsError, load_document, parse_assignments, to_dict
 from citeworth.stages import STAGES, params_class, stage_function, stage_params
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -33,7 +33,7 @@ PARAMS = ROOT / "params.yaml"
 ])
 def test_a_value_that_does_not_fit_its_key_is_a_params_error_naming_the_key(stage, override, message):
     with pytest.raises(ParamsError) as raised:
-        stage_params(stage, [override], PARAMS)
+        stage_params(stage, parse_assignments([override]), PARAMS)
     assert message in str(raised.value)
 
 
@@ -53,9 +53,9 @@ def test_the_models_catalog_is_typed_per_kind():
         TfidfSpec, CrnnSpec, SentenceSpec, ContextSpec]
     assert catalog["context"].context.window == 256 and catalog["tfidf_lr"].optim is None
     with pytest.raises(ParamsError, match=r"train\.catalog\.crnn: kind crnn does not read section\(s\)"):
-        stage_params("train", ["catalog.crnn.tfidf={C: 1.0}"], PARAMS)
+        stage_params("train", {"catalog.crnn.tfidf": {"C": 1.0}}, PARAMS)
     with pytest.raises(ParamsError, match="train.catalog.bert: input tag 'bert'"):
-        stage_params("train", ["catalog.bert={kind: bert}"], PARAMS)
+        stage_params("train", {"catalog.bert": {"kind": "bert"}}, PARAMS)
 
 
 def test_to_dict_is_plain_json_data_in_field_order():
