@@ -16,9 +16,9 @@ from typing import Any
 
 from citeworth.core.params import (
     DEFAULT_PARAMS,
-    ParamsError,
     NO_OVERRIDES,
     Overrides,
+    ParamsError,
     apply_overrides,
     build,
     describe,

@@ -40,10 +40,9 @@ class AssembleParams(Params):
     """The sampling and the split by paper."""
     split: list[float] = Field(default_factory=lambda: [0.8, 0.1, 0.1])
     """train/dev/test fractions of the papers (the paper's 80/10/10, §3.3)"""
-    per_field: int | Literal["smallest"] | None = None
+    per_field: int | Literal["smallest"] | None = "smallest"
     """Paragraphs kept per field: an integer cap, "smallest" (every field cut to the smallest field's
-    count: the paper's even sampling) or null (keep everything).
-    """
+    count: the paper's even sampling, §3.2) or null (keep everything)."""
     fields: list[str] | None = None
     """keep only these fields (None: all ten)"""
 

@@ -45,8 +45,8 @@ _GLOB_CHARS = frozenset("*?[")
 
 
 class Pdf2TeiParams(Params):
-    inputs: str = "pdfs/**/*.pdf"
-    """glob of PDFs (relative to the project root)"""
+    inputs: str
+    """A glob of PDFs (relative to the project root); dvc.yaml depends on its folder (pdfs)."""
     out_dir: Path
     """TEI files, MANIFEST.json (sha256 -> TEI, GROBID version, options) and quarantine.jsonl."""
     url: str | None = None

@@ -22,6 +22,8 @@ UNARXIVE = "github/IllDepence/unarXive/doc/unarXive_data_sample"
 
 
 @pytest.fixture(scope="module")
+DEMO = {"source": "demo", "release": "latest"}  # the newest demo release
+
 def demo_dir(demo_project) -> Path:
     """The demo downloaded by `citeworth run download` in a project (the shared session fixture)."""
     return demo_project / "raw" / "demo" / "demo-v2"
@@ -63,7 +65,7 @@ def test_the_manifest_lists_every_file_sorted_with_checksums(demo_dir):
 def test_a_second_run_is_a_no_op(demo_dir):
     manifest = (demo_dir / "MANIFEST.json").read_bytes()
     before = files_under(demo_dir)
-    summary = download(DownloadParams(out_dir=demo_dir.parents[1]))
+    summary = download(DownloadParams(**DEMO, out_dir=demo_dir.parents[1]))
     assert (summary["fetched"], summary["skipped"], summary["bytes_fetched"]) == (0, len(demo_registry()), 0)
     assert (demo_dir / "MANIFEST.json").read_bytes() == manifest
     after = files_under(demo_dir)
@@ -72,12 +74,12 @@ def test_a_second_run_is_a_no_op(demo_dir):
 
 
 def test_a_damaged_file_or_unpacked_member_is_restored(mirror, tmp_path):
-    download(DownloadParams(out_dir=tmp_path, include=["github/IllDepence/*"]))
+    download(DownloadParams(**DEMO, out_dir=tmp_path, include=["github/IllDepence/*"]))
     release = tmp_path / "demo" / "demo-v2"
     manifest = (release / "MANIFEST.json").read_bytes()
     (release / "github/IllDepence/unarXive/doc/data_format.md").write_text("damaged")
     (release / UNARXIVE / "README").unlink()
-    summary = download(DownloadParams(out_dir=tmp_path, include=["github/IllDepence/*"]))
+    summary = download(DownloadParams(**DEMO, out_dir=tmp_path, include=["github/IllDepence/*"]))
     assert summary["fetched"] == 1 and summary["unpacked_files"] == 3
     assert (release / UNARXIVE / "README").exists()
     assert (release / "MANIFEST.json").read_bytes() == manifest
@@ -85,7 +87,7 @@ def test_a_damaged_file_or_unpacked_member_is_restored(mirror, tmp_path):
 
 def test_a_missing_mirror_folder_fails_clearly(mirror, tmp_path):
     with pytest.raises(StageFailed, match="mirror folder .* does not exist"):
-        download(DownloadParams(out_dir=tmp_path, mirror=str(tmp_path / "nowhere")))
+        download(DownloadParams(**DEMO, out_dir=tmp_path, mirror=str(tmp_path / "nowhere")))
 
 
 def test_a_release_name_cannot_escape_the_output_folder(tmp_path):

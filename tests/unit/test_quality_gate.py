@@ -28,6 +28,10 @@ from citeworth.stages import stage_params
 SPLIT_PAPERS = {"train": range(0, 8), "dev": range(8, 9), "test": range(9, 10)}
 
 
+# The paths params.yaml gives (no defaults: dvc.yaml names them).
+PATHS = dict(data_dir="data/citeworth", baseline_dir=None, site_dir="reports/quality/site",
+             summary_path="reports/quality/summary.json")
+
 def sample(text: str | None, cite: bool = False, **overrides) -> dict:
     record = {"text": text, "label": "check-worthy" if cite else "non-check-worthy", "original_text": text,
               "ref_ids": [["b1"]] if cite else None, "citation_text": ["[1]"] if cite else None}
@@ -139,7 +143,9 @@ def dirty(tmp_path_factory):
     (error message, summary, project)."""
     project = tmp_path_factory.mktemp("dirty")
     write_dataset(project / "data" / "citeworth", dirty_dataset())
-    (project / "params.yaml").write_text("validate:\n  baseline_dir: null\n")
+    (project / "params.yaml").write_text(
+        "validate:\n  data_dir: data/citeworth\n  baseline_dir: null\n  site_dir: reports/quality/site\n"
+        "  summary_path: reports/quality/summary.json\n")
     overrides = ["examples=50", "max_cross_split_duplicates=0.0", "field_share={min: 0.0, max: 0.9}"]
     stderr = io.StringIO()
     with contextlib.chdir(project), contextlib.redirect_stderr(stderr):
@@ -304,14 +310,15 @@ def test_a_corrupt_line_is_named(tmp_path):
 
 
 def test_soft_checks_downgrade_named_checks_of_their_source_and_reject_unknown_names(tmp_path):
-    params = ValidateParams(source="demo", soft_checks={"demo": ["split_fields.field_share_in_bounds"]})
+    soft = {"demo": ["split_fields.field_share_in_bounds"]}
+    params = ValidateParams(**PATHS, source="demo", soft_checks=soft)
     found = suites(params, raw=False)["split_fields"].expectations
     assert [e.meta["severity"] for e in found] == ["soft"]
     other = params.model_copy(update={"source": "s2orc_legacy"})
     found = suites(other, raw=False)["split_fields"].expectations
     assert [e.meta["severity"] for e in found] == ["critical"]
     with pytest.raises(ParamsError, match="soft_checks.s2_api names unknown check.*sentences.no_such_check"):
-        suites(ValidateParams(soft_checks={"s2_api": ["sentences.no_such_check"]}), raw=False)
+        suites(ValidateParams(**PATHS, soft_checks={"s2_api": ["sentences.no_such_check"]}), raw=False)
 
 
 @pytest.mark.parametrize("source,severity", [("demo", "soft"), ("arxiv_s3", "critical"),
@@ -342,7 +349,7 @@ def test_raw_suite_checks_span_offsets_and_the_quarantine_rate(tmp_path):
              ("unarxive", raw_paper("shifted", text, [(23, 26, "[1]")])),
              ("unarxive", BadRecord("s0", "line 7", "missing_key:body_text", "no body_text", "{}"))]
     tables = raw_tables(items)
-    by_name = suites(ValidateParams(), raw=True)
+    by_name = suites(ValidateParams(**PATHS), raw=True)
     found = run_suites(tables, {name: by_name[name] for name in tables}, tmp_path / "site", examples=10)
     failed = {o.name: o for o in found if not o.success}
     assert set(failed) == {"raw_spans.span_ends_inside", "raw_spans.span_starts_inside",

@@ -51,7 +51,8 @@ def test_transfer_stage(tmp_path, monkeypatch, tiny_encoder, mirror, edit_code):
     dataset(tmp_path / "data/citeworth", n_paragraphs=6)
     quick = OptimParams(batch_size=8, epochs=1, lr=1e-3, warmup_steps=0, max_steps=3)
     params = TransferParams(
-        encoder=tiny_encoder,
+        encoder=tiny_encoder, data_dir="data/citeworth", models_dir="models/transfer",
+        runs_dir="metrics/transfer", metrics_path="metrics/transfer.json", table_path="reports/table6.md",
         pretrain=PretrainParams(max_length=32, max_sentences=16, optim=quick),
         downstream=DownstreamParams(
             data_root=mirror / "github/allenai/scibert/data",
