@@ -21,9 +21,10 @@ from citeworth.download.stage import download
 UNARXIVE = "github/IllDepence/unarXive/doc/unarXive_data_sample"
 
 
-@pytest.fixture(scope="module")
 DEMO = {"source": "demo", "release": "latest"}  # the newest demo release
 
+
+@pytest.fixture(scope="module")
 def demo_dir(demo_project) -> Path:
     """The demo downloaded by `citeworth run download` in a project (the shared session fixture)."""
     return demo_project / "raw" / "demo" / "demo-v2"
