@@ -192,7 +192,7 @@ def build(cls: Any, values: Any, where: str = "") -> Any:
     or ``workers: "2"`` is not an int, a number is not a string, unknown keys are errors. A failure
     is a ParamsError naming each wrong key by its dotted path from ``where``."""
     try:
-        return TypeAdapter(cls).validate_json(json.dumps(values, default=str), strict=True)
+        return TypeAdapter(cls).validate_json(json.dumps(to_jsonable_python(values)), strict=True)
     except ValidationError as exc:
         raise ParamsError(_problems(exc.errors(), values, where)) from None
 

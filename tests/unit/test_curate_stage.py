@@ -25,7 +25,7 @@ def params(tmp_path, mirror, monkeypatch) -> stage.CurateParams:
     monkeypatch.chdir(tmp_path)
     (tmp_path / "raw").mkdir()
     shutil.copy(mirror / PAPER, tmp_path / "raw" / Path(PAPER).name)
-    return stage.CurateParams(inputs=[InputSpec("jats", "raw/*.nxml", release="t")])
+    return stage.CurateParams(inputs=[InputSpec("jats", "raw/*.nxml", release="t")], out_dir="interim")
 
 
 @pytest.fixture

@@ -17,6 +17,10 @@ CATALOG = {"tfidf_lr": {"kind": "tfidf_lr", "label": "Logistic Regression"},
            "tfidf_strong": {"kind": "tfidf_lr", "tfidf": {"C": 10.0}}}
 
 
+# What params.yaml gives the train stage (no defaults: dvc.yaml names them).
+SETTINGS = {"seeds": [1], "saliency_examples": 0, "threads": None, "data_dir": "data/citeworth",
+            "models_dir": "models", "metrics_dir": "metrics/models", "plots_dir": "plots/models"}
+
 @pytest.fixture
 def fits(monkeypatch) -> list[str]:
     """The name of each model actually fitted."""
@@ -33,7 +37,7 @@ def params(tmp_path, monkeypatch) -> train_stage.TrainParams:
     rows = records()
     for i, split in enumerate(("train", "dev", "test")):
         write_jsonl(tmp_path / f"data/citeworth/{split}.jsonl", rows[i::3])
-    return train_stage.TrainParams(models=["tfidf_lr", "tfidf_strong"], catalog=CATALOG, saliency_examples=0)
+    return train_stage.TrainParams(models=["tfidf_lr", "tfidf_strong"], catalog=CATALOG, **SETTINGS)
 
 
 def test_an_unchanged_model_is_skipped_and_a_change_of_data_params_or_code_retrains(params, fits, edit_code,
@@ -48,7 +52,7 @@ def test_an_unchanged_model_is_skipped_and_a_change_of_data_params_or_code_retra
     train_stage.train(params.model_copy(update={"seeds": [2]}))  # a param of every model
     assert fits[2:] == ["tfidf_lr", "tfidf_strong"]
     changed = {**CATALOG, "tfidf_strong": {"kind": "tfidf_lr", "tfidf": {"C": 1.0}}}
-    edited = train_stage.TrainParams(models=params.models, catalog=changed, seeds=[2], saliency_examples=0)
+    edited = train_stage.TrainParams(models=params.models, catalog=changed, **{**SETTINGS, "seeds": [2]})
     train_stage.train(edited)  # one model's entry
     assert fits[4:] == ["tfidf_strong"]
 
