@@ -295,7 +295,8 @@ def reruns_identical(mirror: Path) -> bool:
         return False
     with tempfile.TemporaryDirectory() as first, tempfile.TemporaryDirectory() as second:
         for out in (first, second):
-            export(ExportParams(inputs=inputs, format="unarxive", out_dir=Path(out)))
+            export(ExportParams(inputs=inputs, format="unarxive", out_dir=Path(out), stats_dir=Path(out),
+                                spacy_model=None))
         comparison = filecmp.dircmp(Path(first) / "unarxive", Path(second) / "unarxive")
         names = comparison.common_files
         same, _, _ = filecmp.cmpfiles(

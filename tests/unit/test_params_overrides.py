@@ -109,11 +109,11 @@ def test_a_mapping_value_merges_like_its_key_paths():
 
 @pytest.mark.parametrize(("override", "message"), [
     ("split=[0.7", "override split: '\\[0.7' is not a YAML value"),
-    ("rules.mode.strict=true", "rules.mode.strict: rules.mode is 'citeworth', not a mapping"),
+    ("rules.mode.strict=true", "rules.mode.strict: rules.mode is 'spans-only', not a mapping"),
     ("workers", "override 'workers' is not key=value"),
 ])
 def test_a_bad_override_is_a_params_error_naming_it(capsys, override, message):
-    stage = "assemble" if override.startswith("split") else "curate"
+    stage = "assemble" if override.startswith("split") else "curate_baseline"
     assert cli(["run", stage, "--params", str(SHIPPED), "-S", override]) == 2
     assert message.replace("\\", "") in capsys.readouterr().err
     with pytest.raises(ParamsError, match=message):

@@ -12,6 +12,7 @@ from urllib.parse import parse_qs, unquote, urlsplit
 import pytest
 from test_related_work import write_corpus
 
+from citeworth.core.params import ParamsError, build
 from citeworth.corpora.related_work.lookup import LookupParams, OnlineLookup
 from citeworth.corpora.related_work.stage import DATASET_FILE, RelatedWorkParams, related_work
 from citeworth.sources import InputSpec
@@ -162,8 +163,8 @@ def test_a_failing_service_is_counted_not_cached(service, tmp_path):
 
 
 def test_unknown_providers_are_refused():
-    with pytest.raises(ValueError, match="unknown \\['crossref'\\]"):
-        OnlineLookup(LookupParams(providers=["crossref"]))
+    with pytest.raises(ParamsError, match=r"lookup.providers\[0\]: must be one of arxiv or semantic_scholar"):
+        build(LookupParams, {"providers": ["crossref"]}, where="related_work.lookup")
 
 
 def test_the_stage_fills_what_the_corpus_lacks_from_the_lookup(service, tmp_path):

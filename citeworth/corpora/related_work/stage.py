@@ -19,12 +19,14 @@ import logging
 import shutil
 import sqlite3
 import tempfile
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict
 from pathlib import Path
 
+from pydantic import Field
 from tqdm import tqdm
 
 from citeworth.core.io import atomic_write, dumps, write_json, write_text
+from citeworth.core.params import Params
 from citeworth.corpora.paper_index import PaperIndex
 from citeworth.corpora.related_work.lookup import LookupParams, OnlineLookup
 from citeworth.corpora.related_work.record import fill_abstracts, paper_record
@@ -38,16 +40,21 @@ _WORK_PREFIX = ".related_work-"
 DATASET_FILE = "related_work.jsonl"
 
 
-@dataclass
-class RelatedWorkParams:
+class RelatedWorkParams(Params):
     inputs: list[InputSpec]
-    out_dir: Path = Path("data/related_work")
-    stats_path: Path = Path("reports/related_work_stats.json")
-    table_path: Path = Path("reports/related_work_stats.md")
-    # Section titles (regular expressions on the normalised title, earlier ones preferred).
-    titles: list[str] = field(default_factory=lambda: list(DEFAULT_TITLES))
-    spacy_model: str | None = None  # as curate.rules.spacy_model: null = scispacy tokenizer + pysbd
-    lookup: LookupParams = field(default_factory=LookupParams)
+    """The papers read (as curate.inputs)."""
+    out_dir: Path
+    """related_work.jsonl (one paper a line, sorted by paper id) and quarantine.jsonl."""
+    stats_path: Path
+    """The dataset's statistics per source (JSON)."""
+    table_path: Path
+    """The same statistics as Markdown."""
+    titles: list[str] = Field(default_factory=lambda: list(DEFAULT_TITLES))
+    """Section titles (regular expressions on the normalised title, earlier ones preferred)."""
+    spacy_model: str | None = None
+    """as curate.rules.spacy_model: null = scispacy tokenizer + pysbd"""
+    lookup: LookupParams = Field(default_factory=LookupParams)
+    """Cited abstracts not in the corpus, looked up online (arXiv API / Semantic Scholar); off by default."""
 
 
 def related_work(params: RelatedWorkParams) -> dict:

@@ -44,7 +44,7 @@ class CellRunner:
     version: str
 
     def __post_init__(self) -> None:
-        self.spec = model_spec("domains", dict(self.params.model))
+        self.spec = model_spec("domains", self.params.model)
         self.base = {"data": self.version, "split": list(self.params.split),
                      "split_seed": self.params.split_seed, "model": to_dict(self.spec)}
 
