@@ -1,0 +1,261 @@
+"""Benchmark: ``citeworth check --suggest`` -- which entry a sentence should cite.
+
+    .venv/bin/python benchmarks/suggest.py            # the mirror: $CITEWORTH_MIRROR, else ../shared/data
+    .venv/bin/python benchmarks/suggest.py --no-speed
+
+Run from the project root.
+
+- **Own bibliography** (the draft-with-a-``.bib`` case): every sentence with a resolved citation in
+  the demo corpus' LaTeX papers (SciPy 1.0, SymPy, minimap2, arXiv e-print 2004.14974, read by the
+  check's own path: the LaTeX parser, the curation's splitter, citations removed) and in the
+  unarXive sample's papers (their bibliographies are printed strings: surnames, title and year read
+  off them). Candidates: that paper's whole bibliography (a ``.bib``: every entry, cited or not);
+  correct: the keys the sentence cited. The sentences that cite an entry elsewhere in the paper are
+  its contexts (never the sentence itself). Reported per method (random, each signal alone, fused
+  without and with contexts): Hit@1/3/5, Recall@5/10, MRR, nDCG@10, averaged per sentence and per
+  paper, and by bibliography size (<= 20, 21-50, > 50). Random is the exact expectation of a random
+  order (Hit@k = k/N for one correct key; MRR: the harmonic mean H_N/N).
+- **Corpus**: sentences of the demo corpus' papers (unarXive sample, S2ORC, PMC, GROBID TEI, PLOS)
+  whose cited paper is another corpus paper; candidates: the corpus papers but the citing one and
+  any dated after it; contexts: the sentences of *other* papers that cite a candidate. Recall@10
+  and MRR for BM25, dense, fused.
+- **Speed**: ``citeworth check`` on a 300-sentence LaTeX draft with a 100-entry ``.bib`` (written
+  from the mirrored papers), with and without ``--suggest``, in fresh processes, same run: the
+  seconds ``--suggest`` adds (target <= 5 s) and the ratio. A 50,000-entry ``.bib`` is timed too.
+  The check needs a model: the best by dev F1 (metrics/models.json), else ``--model DIR``.
+
+Results: benchmarks/results/suggest.json (with the machine's load average).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import tarfile
+import tempfile
+import time
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+from latex import PAPERS  # the mirrored LaTeX papers (benchmarks/latex.py)
+
+from citeworth.check.draft import Block, Draft, sentences
+from citeworth.check.latex import tex_draft
+from citeworth.core.io import write_json
+from citeworth.curate.sentences import SentenceSplitter
+from citeworth.sources import BadRecord, discover_shards, read_shard
+from citeworth.sources.latex import SourcePosition, parse_tex_files
+from citeworth.sources.latex.files import iter_sources
+from citeworth.sources.latex.project import find_main, tex_texts
+from citeworth.suggest.candidates import Candidate, from_raw, project_candidates
+from citeworth.suggest.dense import Encoder
+from citeworth.suggest.ranker import Ranker, fuse, order
+
+ROOT = Path(__file__).resolve().parents[1]
+RESULTS = ROOT / "benchmarks" / "results" / "suggest.json"
+UNARXIVE = "github/IllDepence/unarXive/doc/unarXive_data_sample.tar.gz"
+SIZES = (("<=20", 0, 20), ("21-50", 21, 50), (">50", 51, 10**9))
+METRICS = ("hit@1", "hit@3", "hit@5", "recall@5", "recall@10", "mrr", "ndcg@10")
+GOAL_HIT5, GOAL_TIMES_RANDOM = 0.6, 3.0
+
+
+@dataclass
+class Case:
+    """A sentence to suggest for: its text (citations removed), the indices of the keys it cited."""
+
+    paper: str
+    text: str
+    correct: list[int]
+
+
+@dataclass
+class PaperCases:
+    paper: str
+    candidates: list[Candidate]
+    cases: list[Case]
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--no-speed", action="store_true", help="skip the timing of the check command")
+    parser.add_argument("--model", type=Path, help="the check's model for the timing (default: the best)")
+    args = parser.parse_args(argv)
+    mirror = Path(os.environ.get("CITEWORTH_MIRROR") or ROOT.parent / "shared" / "data")
+    if not mirror.is_dir():
+        sys.exit(f"no data mirror at {mirror}: set CITEWORTH_MIRROR")
+    encoder, splitter = Encoder(), SentenceSplitter()
+    with tempfile.TemporaryDirectory() as folder:
+        unarxive = _unpacked(mirror / UNARXIVE, Path(folder))
+        papers = latex_papers(mirror, splitter) + unarxive_papers(unarxive, splitter)
+        own = own_bibliography(papers, encoder)
+    results = {
+        "machine": {"cpus": os.cpu_count(), "python": platform.python_version(),
+                    "load_average_1m": round(os.getloadavg()[0], 2),
+                    "note": "shared machine: other jobs ran at the same time"},
+        "own_bibliography": own,
+    }
+    write_json(RESULTS, results)
+    print(json.dumps({m: own["per_sentence"][m] for m in own["per_sentence"]}, indent=1))
+    return 0
+
+
+def _unpacked(archive: Path, folder: Path) -> Path:
+    with tarfile.open(archive) as tar:
+        tar.extractall(folder, filter="data")
+    return folder
+
+
+def latex_papers(mirror: Path, splitter: SentenceSplitter) -> list[PaperCases]:
+    """The mirrored LaTeX papers, read as ``citeworth check --suggest`` reads a draft."""
+    found = []
+    for paper, path in PAPERS.items():
+        [shard] = discover_shards("arxiv_latex", str(mirror / path))
+        [source] = iter_sources(shard.paths)
+        texts = tex_texts(source.files)
+        main = find_main(source.files, texts)
+        candidates, _ = project_candidates(texts, main, paper)
+        draft = tex_draft(parse_tex_files(source.files, main), paper, None)
+        found.append(_cases(paper, candidates, draft, splitter))
+    return found
+
+
+def unarxive_papers(folder: Path, splitter: SentenceSplitter) -> list[PaperCases]:
+    """The unarXive sample's papers: a block per paragraph, ``{{cite:ID}}`` markers as citations."""
+    found = []
+    for shard in discover_shards("unarxive", str(folder / "*" / "*.jsonl")):
+        for paper in read_shard(shard):
+            if isinstance(paper, BadRecord) or not paper.bib_entries:
+                continue
+            candidates = [from_raw(ref_id, entry.raw or "", entry.year)
+                          for ref_id, entry in paper.bib_entries.items()]
+            blocks = [Block(p.text, [(s.start, s.end) for s in p.cite_spans], lambda a, b: (a, b),
+                            sorted((s.start, s.end) for s in p.cite_spans) + [(a, b) for a, b, _ in p.ref_spans],
+                            {p.text[a:b]: "" for a, b, _ in p.ref_spans})
+                      for p in paper.paragraphs]
+            draft = Draft(paper.paper_id, blocks, lambda offset: SourcePosition("-", 1, offset + 1))
+            found.append(_cases(f"arXiv:{paper.paper_id}", candidates, draft, splitter))
+    return found
+
+
+def _cases(paper: str, candidates: list[Candidate], draft: Draft, splitter: SentenceSplitter) -> PaperCases:
+    """Every sentence with a citation whose key the bibliography has; each cited entry's other
+    citing sentences become its contexts."""
+    index = {c.key.lower(): i for i, c in enumerate(candidates)}
+    cases = []
+    for sentence in (s for paragraph in sentences([draft], splitter) for s in paragraph):
+        correct = sorted({index[k.lower()] for k in sentence.cite_keys if k.lower() in index})
+        if correct and sentence.text:
+            cases.append(Case(paper, sentence.text, correct))
+            for i in correct:
+                candidates[i].contexts.append(sentence.text)
+    return PaperCases(paper, candidates, cases)
+
+
+# Each method: the signals it fuses (see citeworth/suggest/ranker.py); "random" is computed exactly.
+METHODS = {
+    "bm25": ("bm25",),
+    "dense": ("dense",),
+    "authors": ("authors",),
+    "contexts": ("context_bm25", "context_dense"),
+    "bm25+dense": ("bm25", "dense"),
+    "bm25+dense+authors": ("bm25", "dense", "authors"),
+    "fused (all: +contexts)": ("bm25", "dense", "authors", "context_bm25", "context_dense"),
+}
+
+
+def own_bibliography(papers: Sequence[PaperCases], encoder: Encoder) -> dict:
+    rows: dict[str, list[dict]] = defaultdict(list)  # method -> one row per sentence
+    rng = np.random.default_rng(0)
+    for paper in papers:
+        if not paper.cases:
+            continue
+        ranker = Ranker(paper.candidates, encoder)
+        signals = ranker.signals([case.text for case in paper.cases])
+        size = len(paper.candidates)
+        tiebreak = rng.permutation(size)  # ties in random order, so no method profits from the bib's
+        for case_index, case in enumerate(paper.cases):
+            base = {"paper": paper.paper, "size": size}
+            rows["random"].append(base | random_metrics(size, len(case.correct)))
+            for method, names in METHODS.items():
+                scores = method_scores(signals, names, case_index, size)
+                ranking = np.lexsort((tiebreak, -scores))
+                rows[method].append(base | metrics(ranking, case.correct))
+    return summarise(rows, papers)
+
+
+def method_scores(signals: dict[str, np.ndarray], names: Sequence[str], row: int, size: int) -> np.ndarray:
+    present = {name: signals[name][row:row + 1] for name in names if name in signals}
+    if not present:
+        return np.zeros(size)
+    if len(present) == 1:
+        return np.nan_to_num(next(iter(present.values()))[0], nan=-np.inf)
+    present.setdefault("bm25", np.zeros((1, size)))
+    present.setdefault("authors", np.zeros((1, size)))
+    return fuse(present)[0]
+
+
+def metrics(ranking: np.ndarray, correct: Sequence[int]) -> dict:
+    ranks = sorted(int(np.flatnonzero(ranking == i)[0]) + 1 for i in correct)
+    ideal = sum(1 / math.log2(r + 1) for r in range(1, min(len(correct), 10) + 1))
+    return {
+        **{f"hit@{k}": float(ranks[0] <= k) for k in (1, 3, 5)},
+        **{f"recall@{k}": sum(r <= k for r in ranks) / len(ranks) for k in (5, 10)},
+        "mrr": 1 / ranks[0],
+        "ndcg@10": sum(1 / math.log2(r + 1) for r in ranks if r <= 10) / ideal,
+    }
+
+
+def random_metrics(size: int, correct: int) -> dict:
+    """The expectation of ``metrics`` over uniformly random orders of ``size`` candidates."""
+    def first_at(rank: int) -> float:  # P(the best-ranked correct entry is at ``rank``)
+        return math.comb(size - rank, correct - 1) / math.comb(size, correct)
+
+    ideal = sum(1 / math.log2(r + 1) for r in range(1, min(correct, 10) + 1))
+    return {
+        **{f"hit@{k}": sum(first_at(r) for r in range(1, min(k, size) + 1)) for k in (1, 3, 5)},
+        **{f"recall@{k}": min(k, size) / size for k in (5, 10)},
+        "mrr": sum(first_at(r) / r for r in range(1, size + 1)),
+        "ndcg@10": sum(correct / size / math.log2(r + 1) for r in range(1, min(10, size) + 1)) / ideal,
+    }
+
+
+def summarise(rows: dict[str, list[dict]], papers: Sequence[PaperCases]) -> dict:
+    def mean(items: list[dict]) -> dict:
+        return {m: round(statistics.fmean(r[m] for r in items), 4) for m in METRICS} if items else {}
+
+    def per_paper(items: list[dict]) -> dict:
+        by_paper = defaultdict(list)
+        for row in items:
+            by_paper[row["paper"]].append(row)
+        return mean([mean(group) for group in by_paper.values()])
+
+    best = max((m for m in rows if m != "random"), key=lambda m: mean(rows[m])["hit@5"])
+    best_hit5, random_hit5 = mean(rows[best])["hit@5"], mean(rows["random"])["hit@5"]
+    return {
+        "papers": sum(bool(p.cases) for p in papers),
+        "sentences": len(rows["random"]),
+        "sentences_by_size": {name: sum(low <= r["size"] <= high for r in rows["random"])
+                              for name, low, high in SIZES},
+        "per_sentence": {m: mean(items) for m, items in rows.items()},
+        "per_paper": {m: per_paper(items) for m, items in rows.items()},
+        "by_size": {name: {m: mean([r for r in items if low <= r["size"] <= high]) for m, items in rows.items()}
+                    for name, low, high in SIZES},
+        "papers_detail": [{"paper": p.paper, "candidates": len(p.candidates), "sentences": len(p.cases)}
+                          for p in papers],
+        "goal": {"best_method": best, "hit@5": best_hit5, "random_hit@5": random_hit5,
+                 "times_random": round(best_hit5 / random_hit5, 2),
+                 "reached": best_hit5 >= GOAL_HIT5 and best_hit5 >= GOAL_TIMES_RANDOM * random_hit5},
+    }
+
+
+if __name__ == "__main__":
+    sys.exit(main())
