@@ -58,7 +58,8 @@ from citeworth.sources.latex.files import iter_sources
 from citeworth.sources.latex.project import find_main, tex_texts
 from citeworth.suggest.candidates import Candidate, from_raw, project_candidates
 from citeworth.suggest.dense import Encoder
-from citeworth.suggest.ranker import Ranker, fuse, order
+from citeworth.suggest.draft import WEAK_MIN_ENTRIES
+from citeworth.suggest.ranker import Ranker, fuse
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "benchmarks" / "results" / "suggest.json"
@@ -66,6 +67,8 @@ UNARXIVE = "github/IllDepence/unarXive/doc/unarXive_data_sample.tar.gz"
 SIZES = (("<=20", 0, 20), ("21-50", 21, 50), (">50", 51, 10**9))
 METRICS = ("hit@1", "hit@3", "hit@5", "recall@5", "recall@10", "mrr", "ndcg@10")
 GOAL_HIT5, GOAL_TIMES_RANDOM = 0.6, 3.0
+DRAFT_SENTENCES, BIB_ENTRIES, TARGET_ADDED_SECONDS = 300, 100, 5.0
+DEFAULT_METHOD = "fused (all: +contexts)"  # what citeworth check --suggest computes
 
 
 @dataclass
@@ -85,7 +88,8 @@ class PaperCases:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--no-speed", action="store_true", help="skip the timing of the check command")
     parser.add_argument("--model", type=Path, help="the check's model for the timing (default: the best)")
     args = parser.parse_args(argv)
@@ -97,14 +101,17 @@ def main(argv: list[str] | None = None) -> int:
         unarxive = _unpacked(mirror / UNARXIVE, Path(folder))
         papers = latex_papers(mirror, splitter) + unarxive_papers(unarxive, splitter)
         own = own_bibliography(papers, encoder)
+        speed = None if args.no_speed else speed_of(args.model, papers, Path(folder))
     results = {
         "machine": {"cpus": os.cpu_count(), "python": platform.python_version(),
                     "load_average_1m": round(os.getloadavg()[0], 2),
                     "note": "shared machine: other jobs ran at the same time"},
         "own_bibliography": own,
+        "speed": speed,
     }
     write_json(RESULTS, results)
-    print(json.dumps({m: own["per_sentence"][m] for m in own["per_sentence"]}, indent=1))
+    print(json.dumps({"per_sentence": own["per_sentence"], "goal": own["goal"], "weak_rank": own["weak_rank"],
+                      "speed": speed}, indent=1))
     return 0
 
 
@@ -138,7 +145,8 @@ def unarxive_papers(folder: Path, splitter: SentenceSplitter) -> list[PaperCases
             candidates = [from_raw(ref_id, entry.raw or "", entry.year)
                           for ref_id, entry in paper.bib_entries.items()]
             blocks = [Block(p.text, [(s.start, s.end) for s in p.cite_spans], lambda a, b: (a, b),
-                            sorted((s.start, s.end) for s in p.cite_spans) + [(a, b) for a, b, _ in p.ref_spans],
+                            sorted([(s.start, s.end) for s in p.cite_spans]
+                                   + [(a, b) for a, b, _ in p.ref_spans]),
                             {p.text[a:b]: "" for a, b, _ in p.ref_spans})
                       for p in paper.paragraphs]
             draft = Draft(paper.paper_id, blocks, lambda offset: SourcePosition("-", 1, offset + 1))
@@ -174,6 +182,7 @@ METHODS = {
 
 def own_bibliography(papers: Sequence[PaperCases], encoder: Encoder) -> dict:
     rows: dict[str, list[dict]] = defaultdict(list)  # method -> one row per sentence
+    shares: list[float] = []  # rank / size of each correct key (the check's method)
     rng = np.random.default_rng(0)
     for paper in papers:
         if not paper.cases:
@@ -189,7 +198,22 @@ def own_bibliography(papers: Sequence[PaperCases], encoder: Encoder) -> dict:
                 scores = method_scores(signals, names, case_index, size)
                 ranking = np.lexsort((tiebreak, -scores))
                 rows[method].append(base | metrics(ranking, case.correct))
-    return summarise(rows, papers)
+                if method == DEFAULT_METHOD and size >= WEAK_MIN_ENTRIES:
+                    shares.extend((int(np.flatnonzero(ranking == i)[0]) + 1) / size for i in case.correct)
+    summary = summarise(rows, papers)
+    summary["weak_rank"] = weak_rank(shares)
+    return summary
+
+
+def weak_rank(shares: list[float]) -> dict:
+    """How low (rank / bibliography size) the correct citations rank under the check's own method:
+    a rank below the 95th percentile is what ``WEAK_RANK_SHARE`` in citeworth/suggest/draft.py
+    marks as weak (5% of correct citations would be; a wrongly placed key, ranked at random, would
+    be with probability ``weak_share``)."""
+    p95 = float(np.quantile(shares, 0.95)) if shares else None
+    return {"method": DEFAULT_METHOD, "min_entries": WEAK_MIN_ENTRIES, "citations": len(shares),
+            "rank_share_p95": None if p95 is None else round(p95, 3),
+            "weak_share": None if p95 is None else round(1 - p95, 3)}
 
 
 def method_scores(signals: dict[str, np.ndarray], names: Sequence[str], row: int, size: int) -> np.ndarray:
@@ -247,14 +271,80 @@ def summarise(rows: dict[str, list[dict]], papers: Sequence[PaperCases]) -> dict
                               for name, low, high in SIZES},
         "per_sentence": {m: mean(items) for m, items in rows.items()},
         "per_paper": {m: per_paper(items) for m, items in rows.items()},
-        "by_size": {name: {m: mean([r for r in items if low <= r["size"] <= high]) for m, items in rows.items()}
-                    for name, low, high in SIZES},
+        "by_size": {name: {m: mean([r for r in items if low <= r["size"] <= high])
+                           for m, items in rows.items()} for name, low, high in SIZES},
         "papers_detail": [{"paper": p.paper, "candidates": len(p.candidates), "sentences": len(p.cases)}
                           for p in papers],
         "goal": {"best_method": best, "hit@5": best_hit5, "random_hit@5": random_hit5,
                  "times_random": round(best_hit5 / random_hit5, 2),
                  "reached": best_hit5 >= GOAL_HIT5 and best_hit5 >= GOAL_TIMES_RANDOM * random_hit5},
     }
+
+
+def speed_of(model: Path | None, papers: Sequence[PaperCases], folder: Path) -> dict:
+    """``citeworth check`` of a 300-sentence draft with a 100-entry .bib, with and without --suggest
+    (fresh processes, median of 3, alternating); and --suggest with a 50,000-entry .bib."""
+    draft = folder / "speed"
+    draft.mkdir()
+    texts = [case.text for paper in papers for case in paper.cases][:DRAFT_SENTENCES]
+    model = model or _any_model(texts, folder / "model")
+    entries = [c for paper in papers for c in paper.candidates if c.title][:BIB_ENTRIES]
+    body = "\n\n".join(_escaped(t) for t in texts)
+    (draft / "main.tex").write_text("\\documentclass{article}\n\\begin{document}\n" + body
+                                    + "\n\\bibliography{refs}\n\\end{document}\n")
+    (draft / "refs.bib").write_text("".join(_bib_entry(f"ref{i}", c) for i, c in enumerate(entries)))
+    # --threshold 0: every sentence is a flag, the most work --suggest can have
+    base = ["check", str(draft / "main.tex"), "--model", str(model), "--format", "jsonl",
+            "--fail-on", "1000000", "--threshold", "0"]
+    plain, suggested = [], []
+    for _ in range(3):
+        plain.append(_seconds(base))
+        suggested.append(_seconds([*base, "--suggest"]))
+    (draft / "refs.bib").write_text("".join(_bib_entry(f"ref{i}", entries[i % len(entries)])
+                                            for i in range(50_000)))
+    large = _seconds([*base, "--suggest"])
+    added = statistics.median(suggested) - statistics.median(plain)
+    return {"model": str(model), "draft_sentences": len(texts), "bib_entries": len(entries),
+            "check_seconds_median": round(statistics.median(plain), 2),
+            "check_suggest_seconds_median": round(statistics.median(suggested), 2),
+            "added_seconds": round(added, 2), "ratio": round(statistics.median(suggested)
+                                                            / statistics.median(plain), 2),
+            "target_added_seconds": TARGET_ADDED_SECONDS, "within_target": added <= TARGET_ADDED_SECONDS,
+            "bib_50000_check_suggest_seconds": round(large, 2)}
+
+
+def _any_model(texts: list[str], folder: Path) -> Path:
+    """The best saved model, else a TF-IDF model fitted here (the timing needs scores, not good ones)."""
+    from citeworth.core.schema import CITE_WORTHY, NOT_CITE_WORTHY
+    from citeworth.models.fitting import fit_model, model_spec
+    from citeworth.models.scoring import NoModel, best_model
+
+    try:
+        return best_model()
+    except NoModel:
+        labels = (NOT_CITE_WORTHY, CITE_WORTHY)
+        records = [{"mag_field_of_study": ["Biology"],
+                    "samples": [{"text": t, "label": labels[i % 2]} for i, t in enumerate(texts[j:j + 3])]}
+                   for j in range(0, len(texts), 3)]
+        fit_model(model_spec("tfidf_lr", {"kind": "tfidf_lr"}), records, records[:10], 1, None).save(folder)
+        return folder
+
+
+def _escaped(text: str) -> str:
+    return "".join("\\" + c if c in "%&#_${}" else c for c in text.replace("\\", " ").replace("^", " ")
+                   .replace("~", " "))
+
+
+def _bib_entry(key: str, candidate: Candidate) -> str:
+    authors = " and ".join(candidate.authors) or "Anonymous"
+    return (f"@article{{{key},\n  title = {{{_escaped(candidate.title)}}},\n"
+            f"  author = {{{_escaped(authors)}}},\n  year = {{{candidate.year or 2000}}}\n}}\n")
+
+
+def _seconds(args: list[str]) -> float:
+    start = time.perf_counter()
+    subprocess.run([sys.executable, "-m", "citeworth.cli", *args], capture_output=True, check=True)
+    return time.perf_counter() - start
 
 
 if __name__ == "__main__":

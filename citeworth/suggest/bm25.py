@@ -27,7 +27,8 @@ def tokens(text: str) -> list[str]:
 
 
 def _singular(word: str) -> str:
-    return word[:-1] if len(word) > 3 and word.endswith("s") and not word.endswith(("ss", "us", "is")) else word
+    plural = len(word) > 3 and word.endswith("s") and not word.endswith(("ss", "us", "is"))
+    return word[:-1] if plural else word
 
 
 class BM25:

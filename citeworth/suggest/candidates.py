@@ -15,12 +15,12 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from citeworth.sources.latex import project_files
 from citeworth.sources.latex.bibliography import (
     BibEntries,
     Reference,
     load_bibliography,
 )
-from citeworth.sources.latex import project_files
 from citeworth.sources.latex.project import flatten, strip_comments, tex_texts
 
 _BIB_COMMAND = re.compile(r"\\(?:bibliography|addbibresource|addglobalbib)\s*(?:\[[^\]]*\])?\s*\{([^{}]*)\}")
@@ -95,7 +95,7 @@ def draft_candidates(main: Path) -> tuple[list[Candidate], list[str]]:
 
 
 def project_candidates(texts: dict[str, str], main: str, label: str) -> tuple[list[Candidate], list[str]]:
-    """``draft_candidates`` of a project given as ``{relative path: text}``; ``label`` names it in warnings."""
+    """``draft_candidates`` of a project as ``{relative path: text}``; ``label`` names it in warnings."""
     parse_text = flatten(texts, main).parse_text
     uncommented = strip_comments(parse_text)
     inline = _THEBIBLIOGRAPHY.search(uncommented)

@@ -57,12 +57,12 @@ class Ranker:
     def signals(self, sentences: Sequence[str]) -> dict[str, np.ndarray]:
         """Each signal's scores, a (sentences x candidates) matrix; NaN: not scored."""
         shape = (len(sentences), len(self.candidates))
-        found = {"bm25": np.vstack([self.bm25.scores(s) for s in sentences]) if sentences else np.zeros(shape),
-                 "authors": np.vstack([self.authors.scores(s) for s in sentences]) if sentences
-                 else np.zeros(shape)}
+        found = {"bm25": _rows(self.bm25.scores, sentences, shape),
+                 "authors": _rows(self.authors.scores, sentences, shape)}
         if self.context_bm25 is not None:
-            found["context_bm25"] = self._context_max(
-                sentences, np.vstack([self.context_bm25.scores(s) for s in sentences]))
+            shape = (len(sentences), len(self.context_texts))
+            found["context_bm25"] = self._context_max(sentences,
+                                                      _rows(self.context_bm25.scores, sentences, shape))
         if self.encoder is not None and self.candidates and sentences:
             queries = self.encoder.encode(sentences)
             found["dense"] = self._dense(queries, found["bm25"], found["authors"])
@@ -96,6 +96,10 @@ class Ranker:
         """The fused ranking of the candidates for each sentence (the top ``k``, or all)."""
         fused = fuse(self.signals(sentences))
         return [[Suggestion(int(i), float(row[i])) for i in order(row)[:k]] for row in fused]
+
+
+def _rows(score, sentences: Sequence[str], shape: tuple[int, int]) -> np.ndarray:
+    return np.vstack([score(s) for s in sentences]) if sentences else np.zeros(shape)
 
 
 def fuse(signals: dict[str, np.ndarray]) -> np.ndarray:
