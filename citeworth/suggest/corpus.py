@@ -12,9 +12,11 @@ import argparse
 import re
 import sqlite3
 import sys
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
+from citeworth.core.paper import Paper
 from citeworth.core.params import load_section
 from citeworth.corpora.paper_index import IndexedPaper, PaperIndex
 from citeworth.sources import BadRecord, input_shards, read_shard
@@ -46,7 +48,26 @@ def corpus_candidates(path: Path) -> list[Candidate]:
 def candidates_of(index: PaperIndex, papers: Iterable[IndexedPaper]) -> list[Candidate]:
     """A candidate per paper (key: ``source:paper_id``) with the contexts other papers cite it in."""
     papers = list(papers)
-    contexts: dict[int, list[tuple[int, str]]] = {}  # cited rowid -> (citing rowid, sentence)
+    contexts: dict[int, list[str]] = {}
+    for citation in citations(index, papers):
+        contexts.setdefault(citation.cited, []).append(citation.sentence)
+    return [candidate(paper, contexts.get(paper.rowid, [])) for paper in papers]
+
+
+def candidate(paper: IndexedPaper, contexts: list[str]) -> Candidate:
+    return Candidate(f"{paper.source}:{paper.paper_id}", paper.title, (), None,
+                     ". ".join(part for part in (paper.title, paper.abstract) if part), contexts)
+
+
+@dataclass(frozen=True)
+class Citation:
+    citing: int  # rowids in the index
+    cited: int
+    sentence: str  # around the citation, placeholders removed
+
+
+def citations(index: PaperIndex, papers: Iterable[IndexedPaper]) -> Iterator[Citation]:
+    """Every citation of one corpus paper by another (resolved through the citing bibliography)."""
     for paper in papers:
         for text, spans in paper.body or ():
             for start, end, ref_ids in spans:
@@ -54,11 +75,7 @@ def candidates_of(index: PaperIndex, papers: Iterable[IndexedPaper]) -> list[Can
                     entry = (paper.bibliography or {}).get(ref_id)
                     cited = index.best_content(entry) if entry else None
                     if cited is not None and cited.rowid != paper.rowid:
-                        contexts.setdefault(cited.rowid, []).append((paper.rowid, context(text, start, end)))
-    return [Candidate(f"{p.source}:{p.paper_id}", p.title, (), None,
-                      ". ".join(part for part in (p.title, p.abstract) if part),
-                      [sentence for _, sentence in contexts.get(p.rowid, [])])
-            for p in papers]
+                        yield Citation(paper.rowid, cited.rowid, context(text, start, end))
 
 
 def context(text: str, start: int, end: int) -> str:
@@ -78,16 +95,22 @@ def build_index(inputs: list[InputSpec], path: Path) -> dict[str, int]:
     partial.unlink(missing_ok=True)  # left by a killed run
     index = PaperIndex(partial, keep_text=True)
     try:
-        for shard in input_shards(inputs):
-            for item in read_shard(shard):
-                counts["bad_records" if isinstance(item, BadRecord) else "papers"] += 1
-                if not isinstance(item, BadRecord):
-                    index.add(item)
+        for item in add_papers(inputs, index):
+            counts["bad_records" if isinstance(item, BadRecord) else "papers"] += 1
         index.db.commit()
     finally:
         index.close()
     partial.replace(path)
     return counts
+
+
+def add_papers(inputs: list[InputSpec], index: PaperIndex) -> Iterator[Paper | BadRecord]:
+    """Every record the inputs' readers produce, each paper added to ``index`` first."""
+    for shard in input_shards(inputs):
+        for item in read_shard(shard):
+            if not isinstance(item, BadRecord):
+                index.add(item)
+            yield item
 
 
 def main(argv: list[str] | None = None) -> int:
