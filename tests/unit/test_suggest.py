@@ -173,3 +173,27 @@ def test_check_suggest_ranks_the_obvious_entry_first_and_writes_fixes(model_dir,
     assert line[:column] + inserted + line[column:] == (
         "Garc\\'ia and Okafor showed that photosynthetic efficiency of wheat rises under elevated carbon "
         "dioxide~\\cite{garcia2019wheat}.")
+
+
+def test_a_cited_key_is_weak_only_low_in_a_large_enough_bibliography():
+    from citeworth.suggest.draft import WEAK_MIN_ENTRIES, WEAK_RANK_SHARE, _cited_rank
+
+    size = WEAK_MIN_ENTRIES * 5
+    last_allowed = int((1 - WEAK_RANK_SHARE) * size)
+    assert not _cited_rank("k", last_allowed, size).weak
+    assert _cited_rank("k", size, size).weak
+    assert not _cited_rank("k", WEAK_MIN_ENTRIES - 1, WEAK_MIN_ENTRIES - 1).weak
+
+
+def test_corpus_usage_errors_exit_2_with_a_clear_message(model_dir, capsys, tmp_path):  # noqa: F811
+    main = str(PAPER / "main.tex")
+    with pytest.raises(SystemExit) as exit_info:
+        run(capsys, main, "--model", str(model_dir), "--corpus", str(tmp_path / "x.sqlite"))
+    assert exit_info.value.code == 2 and "--corpus needs --suggest" in capsys.readouterr().err
+    code, _, err = run(capsys, main, "--model", str(model_dir), "--suggest", "--corpus",
+                       str(tmp_path / "x.sqlite"))
+    assert code == 2 and "no such paper index (write one with `citeworth suggest-index`)" in err
+    (tmp_path / "bad.sqlite").write_text("not a database")
+    code, _, err = run(capsys, main, "--model", str(model_dir), "--suggest", "--corpus",
+                       str(tmp_path / "bad.sqlite"))
+    assert code == 2 and "not a paper index" in err
