@@ -62,7 +62,6 @@ from citeworth.sources.latex.project import find_main, tex_texts
 from citeworth.suggest.candidates import Candidate, from_raw, project_candidates
 from citeworth.suggest.corpus import add_papers, candidate, citations
 from citeworth.suggest.dense import Encoder
-from citeworth.suggest.draft import WEAK_MIN_ENTRIES
 from citeworth.suggest.ranker import Ranker, fuse
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -72,6 +71,7 @@ SIZES = (("<=20", 0, 20), ("21-50", 21, 50), (">50", 51, 10**9))
 METRICS = ("hit@1", "hit@3", "hit@5", "recall@5", "recall@10", "mrr", "ndcg@10")
 GOAL_HIT5, GOAL_TIMES_RANDOM = 0.6, 3.0
 DRAFT_SENTENCES, BIB_ENTRIES, TARGET_ADDED_SECONDS = 300, 100, 5.0
+LOW_RANK_MIN_ENTRIES = 20
 DEFAULT_METHOD = "fused (all: +contexts)"  # what citeworth check --suggest computes
 
 
@@ -116,7 +116,7 @@ def main(argv: list[str] | None = None) -> int:
         "speed": speed,
     }
     write_json(RESULTS, results)
-    print(json.dumps({"per_sentence": own["per_sentence"], "goal": own["goal"], "weak_rank": own["weak_rank"],
+    print(json.dumps({"per_sentence": own["per_sentence"], "goal": own["goal"], "low_rank": own["low_rank"],
                       "corpus": corpus, "speed": speed}, indent=1))
     return 0
 
@@ -204,22 +204,21 @@ def own_bibliography(papers: Sequence[PaperCases], encoder: Encoder) -> dict:
                 scores = method_scores(signals, names, case_index, size)
                 ranking = np.lexsort((tiebreak, -scores))
                 rows[method].append(base | metrics(ranking, case.correct))
-                if method == DEFAULT_METHOD and size >= WEAK_MIN_ENTRIES:
+                if method == DEFAULT_METHOD and size >= LOW_RANK_MIN_ENTRIES:
                     shares.extend((int(np.flatnonzero(ranking == i)[0]) + 1) / size for i in case.correct)
     summary = summarise(rows, papers)
-    summary["weak_rank"] = weak_rank(shares)
+    summary["low_rank"] = low_rank(shares)
     return summary
 
 
-def weak_rank(shares: list[float]) -> dict:
-    """How low (rank / bibliography size) the correct citations rank under the check's own method:
-    a rank below the 95th percentile is what ``WEAK_RANK_SHARE`` in citeworth/suggest/draft.py
-    marks as weak (5% of correct citations would be; a wrongly placed key, ranked at random, would
-    be with probability ``weak_share``)."""
-    p95 = float(np.quantile(shares, 0.95)) if shares else None
-    return {"method": DEFAULT_METHOD, "min_entries": WEAK_MIN_ENTRIES, "citations": len(shares),
-            "rank_share_p95": None if p95 is None else round(p95, 3),
-            "weak_share": None if p95 is None else round(1 - p95, 3)}
+def low_rank(shares: list[float]) -> dict:
+    """Could a low rank flag a citation that does not support its sentence? For each share q, how
+    often a correct citation ranks in the bibliography's last q (rank / size > 1 - q) under the
+    check's method, against q for a key placed at random: only a share well below q would make a
+    low rank a hint worth reporting."""
+    return {"method": DEFAULT_METHOD, "min_entries": LOW_RANK_MIN_ENTRIES, "citations": len(shares),
+            "correct_in_last_share": {str(q): round(float(np.mean(np.array(shares) > 1 - q)), 4)
+                                      for q in (0.05, 0.1, 0.25, 0.5)} if shares else {}}
 
 
 def method_scores(signals: dict[str, np.ndarray], names: Sequence[str], row: int, size: int) -> np.ndarray:

@@ -66,8 +66,8 @@ Suggestions (--suggest): for every flag, the top --top-k entries of the draft's 
 (LaTeX: the .bib files the main file names, every entry, else its .bbl or thebibliography), ranked
 offline by BM25 and the embedded MiniLM over title, abstract, keywords and authors, the sentences
 of the draft that already cite an entry, and author surnames written in the sentence ("Smith et
-al."), fused by reciprocal rank. For a cited sentence, the rank of each key it cites ('weak' when
-that low a rank hints the citation may not support it). --corpus INDEX adds the papers of a paper
+al."), fused by reciprocal rank. For a cited sentence, the rank of each key it cites (reported only:
+correct citations rank low about as often as random keys). --corpus INDEX adds the papers of a paper
 index (their titles, abstracts and the sentences in which other corpus papers cite them). A
 missing or broken .bib is a warning; the check still runs. Markdown and text drafts get corpus
 suggestions only.
@@ -77,7 +77,7 @@ Output (stdout, or --output FILE):
          (--suggest: ... suggest: \\cite{{key1}}, \\cite{{key2}})
   jsonl  one object per sentence: file, line, column, end {{line, column}}, text, score,
          status (cited / flagged / ok; suppressed / baselined: flags not reported), fingerprint;
-         --suggest: suggestions [{{key, title, score, source}}], cited_ranks [{{key, rank, of, weak}}]
+         --suggest: suggestions [{{key, title, score, source}}], cited_ranks [{{key, rank, of}}]
   sarif  SARIF 2.1.0 for code scanning (e.g. GitHub's upload-sarif action); --suggest: a fix per
          suggestion inserting ~\\cite{{key}} (Markdown: [@key]) before the sentence's final stop
 A one-line summary goes to stderr; a progress bar too, on a terminal.

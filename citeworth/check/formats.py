@@ -8,7 +8,7 @@
   (``cited``, ``flagged``, ``ok``; ``suppressed`` / ``baselined`` for a flag silenced by a comment
   or the baseline) and ``fingerprint``; with ``--suggest``, ``suggestions`` (a flag's ranked
   ``key``, ``title``, ``score``, ``source``) and ``cited_ranks`` (a cited sentence's keys: ``rank``
-  of ``of`` entries, ``weak`` when that low a rank hints the citation may not support it).
+  of ``of`` entries).
 - ``sarif``: one run, one rule (CW001), a result per reported flag with its region (columns in
   Unicode code points) and a partial fingerprint of the sentence text, so code scanning keeps an
   alert's identity when lines move. With ``--suggest``, a result has a ``fix`` per suggested

@@ -3,10 +3,10 @@
 For each reported flag, the top k candidates (the draft's own bibliography, then with ``--corpus``
 the corpus' papers), each with the place a citation would go: before the sentence's final
 punctuation, as ``~\\cite{key}`` (LaTeX) or `` [@key]`` (Markdown). For each cited sentence, the
-rank the ranker gives each key it cites among the bibliography; a cited key ranked in the last
-``WEAK_RANK_SHARE`` of a bibliography of at least ``WEAK_MIN_ENTRIES`` entries is marked ``weak``
-(the citation may not support the sentence). The share was measured on the benchmark's correct
-citations (benchmarks/results/suggest.json, ``weak_rank``): 5% of them rank that low.
+rank the ranker gives each key it cites among the bibliography. A low rank is reported, never
+called a sign of a wrong citation: on the benchmark (benchmarks/results/suggest.json,
+``low_rank``) correct citations fall in a bibliography's last 10% about as often as a key placed
+at random would, so no threshold separates them.
 """
 
 from __future__ import annotations
@@ -22,8 +22,6 @@ from citeworth.suggest.dense import Encoder
 from citeworth.suggest.ranker import Ranker, fuse, order
 
 BIBLIOGRAPHY, CORPUS = "bibliography", "corpus"
-WEAK_RANK_SHARE = 0.5
-WEAK_MIN_ENTRIES = 20
 CITE_TEXT = {"tex": "~\\cite{{{key}}}", "md": " [@{key}]"}
 _FINAL_PUNCTUATION = ".!?;:"
 
@@ -51,7 +49,6 @@ class CitedRank:
     key: str
     rank: int  # 1 = the entry the ranker puts first
     of: int  # entries ranked
-    weak: bool
 
 
 def suggest(drafts: Sequence[tuple[Draft, str]], found: Sequence[Sentence], k: int,
@@ -94,12 +91,8 @@ def _suggest_draft(found: list[Sentence], own: list[Candidate], corpus: list[Can
                                 for i in order(scores)[:k]]
     for sentence, scores in zip(cited, fused[len(flagged):], strict=True):
         ranking = list(order(scores[:len(own)]))
-        sentence.cited_ranks = [_cited_rank(key, ranking.index(by_key[key.lower()]) + 1, len(own))
+        sentence.cited_ranks = [CitedRank(key, ranking.index(by_key[key.lower()]) + 1, len(own))
                                 for key in dict.fromkeys(sentence.cite_keys) if key.lower() in by_key]
-
-
-def _cited_rank(key: str, rank: int, of: int) -> CitedRank:
-    return CitedRank(key, rank, of, of >= WEAK_MIN_ENTRIES and rank > (1 - WEAK_RANK_SHARE) * of)
 
 
 def _suggested(sentence: Sentence, candidate: Candidate, score: float, own: bool, syntax: str) -> Suggested:

@@ -149,7 +149,7 @@ def test_check_suggest_ranks_the_obvious_entry_first_and_writes_fixes(model_dir,
     assert transformer["suggestions"][0]["key"] == "Vaswani2017"
     coral = rows["Coral reefs bleach when ocean temperatures stay high."]
     assert coral["status"] == "cited" and coral["cited_ranks"] == [
-        {"key": "Hughes2017", "rank": 1, "of": 4, "weak": False}]
+        {"key": "Hughes2017", "rank": 1, "of": 4}]
     assert "'missing.bib', which does not exist" in err
     code, out, _ = run(capsys, main, "--model", str(model_dir), "--threshold", "0", "--suggest",
                        "--top-k", "2")
@@ -173,16 +173,6 @@ def test_check_suggest_ranks_the_obvious_entry_first_and_writes_fixes(model_dir,
     assert line[:column] + inserted + line[column:] == (
         "Garc\\'ia and Okafor showed that photosynthetic efficiency of wheat rises under elevated carbon "
         "dioxide~\\cite{garcia2019wheat}.")
-
-
-def test_a_cited_key_is_weak_only_low_in_a_large_enough_bibliography():
-    from citeworth.suggest.draft import WEAK_MIN_ENTRIES, WEAK_RANK_SHARE, _cited_rank
-
-    size = WEAK_MIN_ENTRIES * 5
-    last_allowed = int((1 - WEAK_RANK_SHARE) * size)
-    assert not _cited_rank("k", last_allowed, size).weak
-    assert _cited_rank("k", size, size).weak
-    assert not _cited_rank("k", WEAK_MIN_ENTRIES - 1, WEAK_MIN_ENTRIES - 1).weak
 
 
 def test_corpus_usage_errors_exit_2_with_a_clear_message(model_dir, capsys, tmp_path):  # noqa: F811
