@@ -5,8 +5,8 @@ the corpus' papers), each with the place a citation would go: before the sentenc
 punctuation, as ``~\\cite{key}`` (LaTeX) or `` [@key]`` (Markdown). For each cited sentence, the
 rank the ranker gives each key it cites among the bibliography. A low rank is reported, never
 called a sign of a wrong citation: on the benchmark (benchmarks/results/suggest.json,
-``low_rank``) correct citations fall in a bibliography's last 10% about as often as a key placed
-at random would, so no threshold separates them.
+``low_rank``) 11% of correct citations fall in their bibliography's last 10% and 8% in its last
+5%, more than a key placed at random would, so no threshold separates right from wrong.
 """
 
 from __future__ import annotations
