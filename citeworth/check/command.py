@@ -67,9 +67,9 @@ Suggestions (--suggest): for every flag, the top --top-k entries of the draft's 
 offline by BM25 and the embedded MiniLM over title, abstract, keywords and authors, the sentences
 of the draft that already cite an entry, and author surnames written in the sentence ("Smith et
 al."), fused by reciprocal rank. For a cited sentence, the rank of each key it cites (reported, not
-judged: on the benchmark no rank separated right citations from wrong ones). --corpus INDEX adds the papers of a paper
-index (their titles, abstracts and the sentences in which other corpus papers cite them). A
-missing or broken .bib is a warning; the check still runs. Markdown and text drafts get corpus
+judged: on the benchmark no rank separated right citations from wrong ones). --corpus INDEX adds
+the papers of a paper index (their titles, abstracts and the sentences in which other corpus papers
+cite them). A missing or broken .bib is a warning; the check still runs. Markdown and text drafts get corpus
 suggestions only.
 
 Output (stdout, or --output FILE):
