@@ -29,6 +29,7 @@ from citeworth.check.plain import UnreadableInput, decode_text, read_plain
 from citeworth.core.io import atomic_write
 from citeworth.models.evaluation import THRESHOLD
 from citeworth.sources.base import RecordError
+from citeworth.suggest.corpus import CorpusError
 
 SUFFIXES = {".tex": "tex", ".ltx": "tex", ".latex": "tex", ".md": "md", ".markdown": "md", ".qmd": "md",
             ".rmd": "md"}
@@ -61,11 +62,24 @@ keep their identity).
 Model: --model DIR, else the best model by dev F1 in metrics/models.json (written by
 `citeworth run report`) among those under models/, relative to the current folder.
 
+Suggestions (--suggest): for every flag, the top --top-k entries of the draft's own bibliography
+(LaTeX: the .bib files the main file names, every entry, else its .bbl or thebibliography), ranked
+offline by BM25 and the embedded MiniLM over title, abstract, keywords and authors, the sentences
+of the draft that already cite an entry, and author surnames written in the sentence ("Smith et
+al."), fused by reciprocal rank. For a cited sentence, the rank of each key it cites (reported, not
+judged: on the benchmark no rank separated right citations from wrong ones). --corpus INDEX adds
+the papers of a paper index (their titles, abstracts and the sentences in which other corpus papers
+cite them). A missing or broken .bib is a warning; the check still runs. Markdown and text drafts get corpus
+suggestions only.
+
 Output (stdout, or --output FILE):
   gnu    file:line:col: warning: sentence may need a citation (score 0.87) [{RULE_ID}]
+         (--suggest: ... suggest: \\cite{{key1}}, \\cite{{key2}})
   jsonl  one object per sentence: file, line, column, end {{line, column}}, text, score,
-         status (cited / flagged / ok; suppressed / baselined: flags not reported), fingerprint
-  sarif  SARIF 2.1.0 for code scanning (e.g. GitHub's upload-sarif action)
+         status (cited / flagged / ok; suppressed / baselined: flags not reported), fingerprint;
+         --suggest: suggestions [{{key, title, score, source}}], cited_ranks [{{key, rank, of}}]
+  sarif  SARIF 2.1.0 for code scanning (e.g. GitHub's upload-sarif action); --suggest: a fix per
+         suggestion inserting ~\\cite{{key}} (Markdown: [@key]) before the sentence's final stop
 A one-line summary goes to stderr; a progress bar too, on a terminal.
 
 Exit status: 0 when there are at most --fail-on flags, 1 when there are more, 2 on a usage error,
@@ -76,6 +90,7 @@ examples:
   citeworth check paper/main.tex
   citeworth check notes.md --threshold 0.7 --format jsonl
   citeworth check paper/main.tex --format sarif --output citeworth.sarif --fail-on 1000000
+  citeworth check paper/main.tex --suggest --top-k 5 --format jsonl
   citeworth check paper/main.tex --write-baseline .citeworth-baseline.json   # accept today's flags
   citeworth check paper/main.tex --baseline .citeworth-baseline.json         # report only new ones
   pandoc -t plain draft.docx | citeworth check - --model models/sentence"""
@@ -102,6 +117,13 @@ def _parser() -> argparse.ArgumentParser:
                         help="save every current flag as the baseline (they are then not reported)")
     parser.add_argument("--syntax", choices=("auto", "tex", "md", "txt"), default="auto",
                         help="how to read the inputs (default: by suffix; stdin: txt)")
+    parser.add_argument("--suggest", action="store_true",
+                        help="rank the draft's own bibliography for every flag (and cited sentence)")
+    parser.add_argument("--top-k", type=int, default=3, metavar="K",
+                        help="suggestions per flag (default: %(default)s)")
+    parser.add_argument("--corpus", type=Path, metavar="INDEX",
+                        help="with --suggest: also suggest the papers of this paper index "
+                        "(written by `citeworth suggest-index`)")
     return parser
 
 
@@ -112,6 +134,10 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"--threshold must be between 0 and 1 (got {args.threshold})")
     if args.fail_on < 0:
         parser.error(f"--fail-on must be 0 or more (got {args.fail_on})")
+    if args.top_k < 1:
+        parser.error(f"--top-k must be 1 or more (got {args.top_k})")
+    if args.corpus and not args.suggest:
+        parser.error("--corpus needs --suggest")
     if args.files.count("-") > 1:
         parser.error("stdin (-) can be read once")
     try:
@@ -136,6 +162,14 @@ def main(argv: list[str] | None = None) -> int:
     if args.write_baseline:
         write_baseline(args.write_baseline, found)
         apply_baseline(found, Counter(s.fingerprint for s in found if s.status == FLAGGED))
+    if args.suggest:
+        try:
+            notes = _suggest(args, drafts, found)
+        except CorpusError as exc:
+            return _fail(str(exc))
+        for note in notes:
+            print(f"citeworth check: warning: {note}", file=sys.stderr)
+        warnings += notes
     _write_report(args, found, problems + warnings, str(model_dir))
     print(summary(found, drafts, model_dir, args.threshold), file=sys.stderr)
     if problems:
@@ -160,11 +194,16 @@ def read_drafts(paths: Sequence[str], syntax: str = "auto") -> tuple[list[Draft]
     return [d for d in drafts if included.get(os.path.normpath(d.name), d) is d], problems
 
 
+def syntax_of(path: str, syntax: str = "auto") -> str:
+    """How ``path`` is read: ``syntax`` unless auto, else by suffix (stdin: txt)."""
+    if syntax != "auto":
+        return syntax
+    return "txt" if path == "-" else SUFFIXES.get(Path(path).suffix.lower(), "txt")
+
+
 def read_draft(path: str, syntax: str = "auto") -> Draft:
     stdin = path == "-"
-    kind = syntax
-    if kind == "auto":
-        kind = "txt" if stdin else SUFFIXES.get(Path(path).suffix.lower(), "txt")
+    kind = syntax_of(path, syntax)
     if kind == "tex":
         return read_tex_text(sys.stdin.buffer.read()) if stdin else read_tex(Path(path))
     data = sys.stdin.buffer.read() if stdin else Path(path).read_bytes()
@@ -198,6 +237,14 @@ def summary(found: Sequence[Sentence], drafts: Sequence[Draft], model_dir: Path,
     return (f"citeworth check: {counts[FLAGGED]} flagged, {counts[CITED]} cited of {len(found)} sentences in "
             f"{sum(len(d.files) for d in drafts)} file(s)" + (f" ({silenced})" if silenced else "")
             + f"; model {model_dir}, threshold {threshold:g}")
+
+
+def _suggest(args, drafts: Sequence[Draft], found: list[Sentence]) -> list[str]:
+    from citeworth.suggest.corpus import corpus_candidates
+    from citeworth.suggest.draft import suggest
+
+    corpus = corpus_candidates(args.corpus) if args.corpus else []
+    return suggest([(d, syntax_of(d.name, args.syntax)) for d in drafts], found, args.top_k, corpus)
 
 
 def _model(directory: Path | None):

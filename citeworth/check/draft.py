@@ -33,6 +33,7 @@ DIRECTIVES = (IGNORE, OFF, ON)
 CITED, FLAGGED, OK, SUPPRESSED, BASELINED = "cited", "flagged", "ok", "suppressed", "baselined"
 _CURATION = CurationConfig()  # its defaults clean a sentence for the dataset
 _WORD = re.compile(r"\w")
+_CITE_KEY = re.compile(r"\{\{cite:([^{}]+)\}\}|(?<![\w.])@([\w][\w:.#$%&+?<>~/-]*)")
 
 
 @dataclass
@@ -81,6 +82,9 @@ class Sentence:
     suppressed: bool = False  # by a directive
     score: float | None = None
     status: str = ""  # one of CITED, FLAGGED, OK, SUPPRESSED, BASELINED
+    cite_keys: tuple[str, ...] = ()  # the keys its citations name (LaTeX, pandoc), as written
+    suggestions: list = field(default_factory=list)  # citeworth.suggest.draft.Suggested, best first
+    cited_ranks: list = field(default_factory=list)  # citeworth.suggest.draft.CitedRank per cited key
 
     @property
     def fingerprint(self) -> str:
@@ -115,9 +119,16 @@ def _block_sentences(draft: Draft, block: Block, bounds: list[Span]) -> list[Sen
         cited = bool(inside) or _anchored(draft.cite_anchors, doc_start, doc_end) or (
             block.cited_by_patterns and cit.missed_citation(_blanked(text, start, end, block.unbreakable)))
         first, after = draft.locate(doc_start), draft.locate(doc_end)
+        keys = tuple(key for a, b in inside for key in cite_keys(text[a:b]))
         found.append(Sentence(first.file, first.line, first.column, after.line, after.column,
-                              model_text(block, start, end, inside), cited, doc_start))
+                              model_text(block, start, end, inside), cited, doc_start, cite_keys=keys))
     return found
+
+
+def cite_keys(marker: str) -> list[str]:
+    """The keys of a citation marker: ``{{cite:KEY}}`` (LaTeX, as the parser writes it), pandoc's
+    ``[@key; @other]`` / ``@key``; none for a numeric ``[12]``."""
+    return [m.group(1) or m.group(2).rstrip(".:") for m in _CITE_KEY.finditer(marker)]
 
 
 def model_text(block: Block, start: int, end: int, cites: Sequence[Span]) -> str:

@@ -1,25 +1,31 @@
 """Reports of a check: GNU lines (editors' quickfix lists), JSON lines, SARIF 2.1.0 (code scanning).
 
 - ``gnu``: ``file:line:col: warning: sentence may need a citation (score 0.87) [CW001]``, one line
-  per reported flag (flagged, not suppressed, not in the baseline).
+  per reported flag (flagged, not suppressed, not in the baseline); with ``--suggest`` it ends with
+  `` suggest: \\cite{key1}, \\cite{key2}`` (and `` corpus: id, ...`` for papers of ``--corpus``).
 - ``jsonl``: one object per sentence: ``file``, ``line``, ``column``, ``end`` (``line``,
   ``column`` one past the last character), ``text`` (as the model read it), ``score``, ``status``
   (``cited``, ``flagged``, ``ok``; ``suppressed`` / ``baselined`` for a flag silenced by a comment
-  or the baseline) and ``fingerprint``.
+  or the baseline) and ``fingerprint``; with ``--suggest``, ``suggestions`` (a flag's ranked
+  ``key``, ``title``, ``score``, ``source``) and ``cited_ranks`` (a cited sentence's keys: ``rank``
+  of ``of`` entries).
 - ``sarif``: one run, one rule (CW001), a result per reported flag with its region (columns in
   Unicode code points) and a partial fingerprint of the sentence text, so code scanning keeps an
-  alert's identity when lines move. Suppressed and baselined flags are left out: GitHub code
-  scanning shows a SARIF ``suppressions`` entry as an open alert.
+  alert's identity when lines move. With ``--suggest``, a result has a ``fix`` per suggested
+  entry of the draft's bibliography, inserting its citation at the sentence's end. Suppressed and
+  baselined flags are left out: GitHub code scanning shows a SARIF ``suppressions`` entry as an open alert.
 """
 
 from __future__ import annotations
 
 import importlib.metadata
 from collections.abc import Sequence
+from dataclasses import asdict
 from urllib.parse import quote
 
 from citeworth.check.draft import FLAGGED, Sentence
 from citeworth.core.io import dumps
+from citeworth.suggest.draft import BIBLIOGRAPHY
 
 RULE_ID = "CW001"
 MESSAGE = "sentence may need a citation"
@@ -44,14 +50,25 @@ RULE = {
 
 def gnu_lines(sentences: Sequence[Sentence]) -> list[str]:
     return [f"{s.file}:{s.line}:{s.column}: warning: {MESSAGE} (score {s.score:.2f}) [{RULE_ID}]"
-            for s in sentences if s.status == FLAGGED]
+            + _gnu_suggestions(s) for s in sentences if s.status == FLAGGED]
+
+
+def _gnu_suggestions(sentence: Sentence) -> str:
+    """`` suggest: \\cite{a}, \\cite{b}`` (the draft's entries), then corpus papers by identifier."""
+    own = [f"\\cite{{{s.key}}}" for s in sentence.suggestions if s.source == BIBLIOGRAPHY]
+    corpus = [s.key for s in sentence.suggestions if s.source != BIBLIOGRAPHY]
+    return ((f" suggest: {', '.join(own)}" if own else "")
+            + (f" corpus: {', '.join(corpus)}" if corpus else ""))
 
 
 def jsonl_lines(sentences: Sequence[Sentence]) -> list[str]:
     return [dumps({"file": s.file, "line": s.line, "column": s.column,
                    "end": {"line": s.end_line, "column": s.end_column}, "text": s.text,
                    "score": None if s.score is None else round(s.score, 4), "status": s.status,
-                   "fingerprint": s.fingerprint})
+                   "fingerprint": s.fingerprint}
+                  | ({"suggestions": [{"key": x.key, "title": x.title, "score": x.score, "source": x.source}
+                                      for x in s.suggestions]} if s.suggestions else {})
+                  | ({"cited_ranks": [asdict(r) for r in s.cited_ranks]} if s.cited_ranks else {}))
             for s in sentences]
 
 
@@ -89,7 +106,22 @@ def _result(sentence: Sentence) -> dict:
                                             "region": region}}],
         "partialFingerprints": {FINGERPRINT_KEY: sentence.fingerprint},
         "properties": {"score": round(sentence.score, 4)},
-    }
+    } | ({"fixes": fixes} if (fixes := _fixes(sentence)) else {})
+
+
+def _fixes(sentence: Sentence) -> list[dict]:
+    """One SARIF fix per suggested bibliography entry: insert its citation at the sentence's end."""
+    return [{
+        "description": {"text": f"Cite {s.key}" + (f": {s.title}" if s.title else "")},
+        "artifactChanges": [{
+            "artifactLocation": {"uri": quote(sentence.file)},
+            "replacements": [{
+                "deletedRegion": {"startLine": s.insertion.line, "startColumn": s.insertion.column,
+                                  "endLine": s.insertion.line, "endColumn": s.insertion.column},
+                "insertedContent": {"text": s.insertion.text},
+            }],
+        }],
+    } for s in sentence.suggestions if s.insertion is not None]
 
 
 def _version() -> str:

@@ -126,6 +126,10 @@ class PaperIndex:
                               "ORDER BY rowid LIMIT 1", (source, paper_id)).fetchone()
         return _paper(row) if row else None
 
+    def papers(self) -> list[IndexedPaper]:
+        """Every paper, in reading order."""
+        return [_paper(row) for row in self.db.execute(f"SELECT {_COLUMNS} FROM papers ORDER BY rowid")]
+
     def close(self) -> None:
         self.db.close()
 

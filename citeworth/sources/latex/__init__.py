@@ -68,13 +68,18 @@ def parse_tex_file(path: str | Path, time_limit: float | None = None, fragment: 
     """Parse the main file ``path`` and the LaTeX files below its folder that it includes
     (positions name files relative to that folder)."""
     path = Path(path)
-    root = path.parent
+    return parse_tex_files(project_files(path), path.name, time_limit, fragment)
+
+
+def project_files(path: Path) -> dict[str, bytes]:
+    """The main file ``path`` and the LaTeX and bibliography files below its folder (bounded as an
+    e-print is), by path relative to that folder."""
     files, total = {}, 0
-    for file in sorted(root.rglob("*")):
+    for file in sorted(path.parent.rglob("*")):
         if file.is_file() and file.suffix.lower() in _PROJECT_SUFFIXES:
             total += file.stat().st_size
             if total > MAX_SOURCE_BYTES or len(files) >= MAX_FILES:
                 break
-            files[file.relative_to(root).as_posix()] = file.read_bytes()
+            files[file.relative_to(path.parent).as_posix()] = file.read_bytes()
     files[path.name] = path.read_bytes()
-    return parse_tex_files(files, path.name, time_limit, fragment)
+    return files

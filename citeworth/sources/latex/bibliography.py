@@ -21,6 +21,7 @@ import re
 from dataclasses import dataclass, field
 
 import bibtexparser
+from bibtexparser.model import DuplicateBlockKeyBlock
 from pylatexenc import latexwalker
 
 from citeworth.core.paper import normalise_id
@@ -239,13 +240,22 @@ class BibEntries:
     def __init__(self) -> None:
         self._fields: dict[str, tuple[str, dict[str, str]]] = {}
         self._done: dict[str, Reference] = {}
+        self.failed = 0  # blocks the parser could not read
+        self.duplicates = 0  # entries dropped: their key (any case) came earlier
 
     def add(self, key: str, fields: dict[str, str]) -> None:
+        self.duplicates += key.lower() in self._fields
         self._fields.setdefault(key.lower(), (key, fields))
+
+    def fields(self, key: str) -> dict[str, str]:
+        """The entry's fields as written (lower-case names, LaTeX kept); empty for an unknown key."""
+        return self._fields.get(key.lower(), ("", {}))[1]
 
     def merge(self, other: BibEntries) -> None:
         for key, fields in other._fields.values():
             self.add(key, fields)
+        self.failed += other.failed
+        self.duplicates += other.duplicates
 
     def get(self, key: str) -> Reference | None:
         key = key.lower()
@@ -272,6 +282,8 @@ def read_bib(text: str) -> BibEntries:
     if library.failed_blocks:
         log.info("%d bib block(s) could not be parsed", len(library.failed_blocks))
     entries = BibEntries()
+    duplicated = sum(isinstance(block, DuplicateBlockKeyBlock) for block in library.failed_blocks)
+    entries.failed, entries.duplicates = len(library.failed_blocks) - duplicated, duplicated
     for entry in library.entries:
         entries.add(entry.key, {name.lower(): str(value.value) for name, value in entry.fields_dict.items()})
     return entries
