@@ -23,7 +23,7 @@ from citeworth.core.errors import StageFailed
 
 # dvc.yaml stages; a foreach or matrix name stands for all of its stages (curate: curate@citeworth and
 # curate@baseline; train: train@<model> for each model).
-DATASET_STAGES = ("download", "curate", "assemble", "related_work", "export", "validate")
+DATASET_STAGES = ("download", "pdf2tei", "curate", "assemble", "related_work", "export", "validate")
 MODEL_STAGES = ("train", "report", "domains", "transfer", "silver")
 TAG_PREFIX = "data"
 _GIT_IDENTITY = ("-c", "user.name=citeworth", "-c", "user.email=citeworth@localhost")
