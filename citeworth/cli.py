@@ -10,6 +10,7 @@ from pathlib import Path
 
 from citeworth.core.errors import StageFailed
 from citeworth.core.params import ParamsError
+from citeworth.core.processes import LOG_FORMAT
 from citeworth.download.redaction import install_log_redaction
 from citeworth.stages import STAGES, UnknownStage, run_stage
 
@@ -62,7 +63,7 @@ def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     logging.basicConfig(
         level=logging.DEBUG if args.verbose else logging.INFO,
-        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+        format=LOG_FORMAT,
     )
     overrides = list(args.overrides)
     if args.workers is not None:
