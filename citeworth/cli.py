@@ -19,6 +19,8 @@ TOOLS: dict[str, tuple[str, str]] = {
     "predict": ("citeworth.models.predict:main",
                 "score sentences of text/paragraphs/JSONL for cite-worthiness"),
     "table3": ("citeworth.curate.annotation:main", "export / score the blind Table 3 annotation sheet"),
+    "airflow": ("citeworth.orchestration.airflow_setup:main",
+                "`citeworth airflow setup`: prepare an Airflow installation for the DAGs (pool, unpause)"),
     "promote": ("citeworth.orchestration.experiments:main",
                 "make an orchestrated run's experiment (branch runs/<run id>) the defaults"),
     "check": ("citeworth.check.command:main",

@@ -26,6 +26,10 @@ from citeworth.core.errors import StageFailed
 DATASET_STAGES = ("download", "pdf2tei", "curate", "assemble", "related_work", "export", "validate")
 MODEL_STAGES = ("train", "report", "domains", "transfer", "silver")
 TAG_PREFIX = "data"
+# The Airflow pool of the versioning steps (made by `citeworth airflow setup`): one slot, so one run
+# at a time writes the repository's refs.
+VERSIONING_POOL = "citeworth_versioning"
+VERSIONING_POOL_DESCRIPTION = "citeworth: one run at a time writes the repository"
 _GIT_IDENTITY = ("-c", "user.name=citeworth", "-c", "user.email=citeworth@localhost")
 
 
