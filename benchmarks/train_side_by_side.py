@@ -1,0 +1,107 @@
+"""Training the Table 4 models side by side (``citeworth run train --workers N``, what ``make demo``
+runs) vs one after another (the train@<model> cells of ``dvc repro``), in one run on one machine.
+
+    dvc repro validate                              # once: the demo dataset the models train on
+    python benchmarks/train_side_by_side.py         # crnn, transformer, tfidf_lr; 2 workers
+    python benchmarks/train_side_by_side.py --models sentence solo --workers 2
+
+Both modes train the same models on the project's data/citeworth with params.yaml's train section
+(one torch thread per process), into scratch folders (benchmarks/work/train_side_by_side/), so no
+earlier result is reused:
+
+- one after another: ``citeworth run train -S 'models=[NAME]'`` per model, each in a process of its
+  own, the next when the last one ended (what ``dvc repro`` runs for the matrix cells);
+- side by side: ``citeworth run train -S 'models=[A,B,...]' -S workers=N``: each model in a fresh
+  process, N at a time.
+
+Reported: wall seconds of each mode, the ratio side by side / one after another, the cores and the
+load average before and after (other tenants of a shared machine slow both modes), and whether
+both modes wrote the same files byte for byte (metrics compared without their wall-clock runtime
+keys, the one declared exception). Writes benchmarks/results/train_side_by_side.json.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+WORK = ROOT / "benchmarks" / "work" / "train_side_by_side"
+RESULTS = ROOT / "benchmarks" / "results" / "train_side_by_side.json"
+DEFAULT_MODELS = ("crnn", "transformer", "tfidf_lr")
+
+
+def train(out: Path, models: list[str], workers: int | None) -> None:
+    """``citeworth run train`` in ``out`` (its outputs there), on the project's dataset."""
+    command = [sys.executable, "-m", "citeworth.cli", "run", "train", "--params", str(ROOT / "params.yaml"),
+               "-S", f"data_dir={ROOT / 'data' / 'citeworth'}", "-S", f"models=[{', '.join(models)}]"]
+    if workers:
+        command += ["-S", f"workers={workers}"]
+    subprocess.run(command, cwd=out, check=True, stdout=subprocess.DEVNULL)
+
+
+def timed(name: str, models: list[str], workers: int) -> float:
+    out = WORK / name
+    shutil.rmtree(out, ignore_errors=True)
+    out.mkdir(parents=True)
+    start = time.perf_counter()
+    if workers > 1:
+        train(out, models, workers)
+    else:
+        for model in models:
+            train(out, [model], None)
+    seconds = time.perf_counter() - start
+    print(f"{name}: {seconds:.1f} s", flush=True)
+    return seconds
+
+
+def outputs(folder: Path) -> dict[str, object]:
+    from citeworth.models.train import without_runtimes
+
+    files = {}
+    for path in sorted(p for p in folder.rglob("*") if p.is_file() and "checkpoints" not in p.parts):
+        relative = path.relative_to(folder).as_posix()
+        files[relative] = (without_runtimes(json.loads(path.read_text())) if relative.startswith("metrics/")
+                           else path.read_bytes())
+    return files
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--models", nargs="+", default=list(DEFAULT_MODELS), help="train.catalog entries")
+    parser.add_argument("--workers", type=int, default=2, help="models trained at once side by side")
+    args = parser.parse_args()
+    if not (ROOT / "data" / "citeworth" / "train.jsonl").is_file():
+        sys.exit("no data/citeworth: run `dvc repro validate` first")
+    load_before = [round(x, 2) for x in os.getloadavg()]
+    sequential = timed("one_after_another", args.models, 1)
+    side_by_side = timed("side_by_side", args.models, args.workers)
+    identical = outputs(WORK / "one_after_another") == outputs(WORK / "side_by_side")
+    results = {
+        "command": f"python benchmarks/train_side_by_side.py --models {' '.join(args.models)} "
+                   f"--workers {args.workers}",
+        "models": args.models,
+        "workers": args.workers,
+        "cores": len(os.sched_getaffinity(0)),
+        "load_average_before": load_before,
+        "load_average_after": [round(x, 2) for x in os.getloadavg()],
+        "one_after_another_s": round(sequential, 1),
+        "side_by_side_s": round(side_by_side, 1),
+        "ratio_side_by_side_to_one_after_another": round(side_by_side / sequential, 3),
+        "byte_identical": identical,
+    }
+    RESULTS.write_text(json.dumps(results, indent=2, sort_keys=True) + "\n")
+    print(json.dumps(results, indent=2, sort_keys=True))
+    if not identical:
+        sys.exit("side-by-side training wrote other files than one after another")
+
+
+if __name__ == "__main__":
+    main()
