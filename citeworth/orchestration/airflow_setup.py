@@ -8,7 +8,7 @@ DAGs, done through Airflow's own command line for the installation the environme
 - the DAGs parsed into the DB and unpaused (Airflow pauses a new DAG, and a backfill of a paused
   DAG stays queued); it fails, naming the folder, when the DAGs folder does not hold them.
 
-Idempotent: a second run sets the pool back to one slot and changes nothing else.
+Idempotent: a second run sets the pool back to one slot and the DAGs unpaused, nothing more.
 """
 
 from __future__ import annotations
