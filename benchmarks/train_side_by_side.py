@@ -3,7 +3,7 @@ runs) vs one after another (the train@<model> cells of ``dvc repro``), in one ru
 
     dvc repro validate                              # once: the demo dataset the models train on
     python benchmarks/train_side_by_side.py         # crnn, transformer, tfidf_lr; 2 workers
-    python benchmarks/train_side_by_side.py --models sentence solo --workers 2
+    python benchmarks/train_side_by_side.py --models sentence solo --workers 2 --rounds 1
 
 Both modes train the same models on the project's data/citeworth with params.yaml's train section
 (one torch thread per process), into scratch folders (benchmarks/work/train_side_by_side/), so no
@@ -14,10 +14,12 @@ earlier result is reused:
 - side by side: ``citeworth run train -S 'models=[A,B,...]' -S workers=N``: each model in a fresh
   process, N at a time.
 
-Reported: wall seconds of each mode, the ratio side by side / one after another, the cores and the
-load average before and after (other tenants of a shared machine slow both modes), and whether
-both modes wrote the same files byte for byte (metrics compared without their wall-clock runtime
-keys, the one declared exception). Writes benchmarks/results/train_side_by_side.json.
+Rounds alternate the order (one after another first, then side by side first, ...) so a change in
+the machine's load hits both modes alike. Reported: wall seconds of each mode per round, the ratio
+side by side / one after another of their sums, the cores and the load average before and after
+(other tenants of a shared machine slow both modes), and whether both modes wrote the same files
+byte for byte (metrics compared without their wall-clock runtime keys, the one declared
+exception) in every round. Writes benchmarks/results/train_side_by_side.json.
 """
 
 from __future__ import annotations
@@ -77,21 +79,27 @@ def main() -> None:
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--models", nargs="+", default=list(DEFAULT_MODELS), help="train.catalog entries")
     parser.add_argument("--workers", type=int, default=2, help="models trained at once side by side")
+    parser.add_argument("--rounds", type=int, default=2, help="rounds, each mode once a round")
     args = parser.parse_args()
     if not (ROOT / "data" / "citeworth" / "train.jsonl").is_file():
         sys.exit("no data/citeworth: run `dvc repro validate` first")
     load_before = [round(x, 2) for x in os.getloadavg()]
-    sequential = timed("one_after_another", args.models, 1)
-    side_by_side = timed("side_by_side", args.models, args.workers)
-    identical = outputs(WORK / "one_after_another") == outputs(WORK / "side_by_side")
+    modes = {"one_after_another": 1, "side_by_side": args.workers}
+    rounds, identical = [], True
+    for number in range(args.rounds):
+        order = list(modes) if number % 2 == 0 else list(modes)[::-1]
+        rounds.append({name: round(timed(name, args.models, modes[name]), 1) for name in order})
+        identical &= outputs(WORK / "one_after_another") == outputs(WORK / "side_by_side")
+    sequential, side_by_side = (sum(r[name] for r in rounds) for name in modes)
     results = {
         "command": f"python benchmarks/train_side_by_side.py --models {' '.join(args.models)} "
-                   f"--workers {args.workers}",
+                   f"--workers {args.workers} --rounds {args.rounds}",
         "models": args.models,
         "workers": args.workers,
         "cores": len(os.sched_getaffinity(0)),
         "load_average_before": load_before,
         "load_average_after": [round(x, 2) for x in os.getloadavg()],
+        "rounds_s": rounds,
         "one_after_another_s": round(sequential, 1),
         "side_by_side_s": round(side_by_side, 1),
         "ratio_side_by_side_to_one_after_another": round(side_by_side / sequential, 3),
