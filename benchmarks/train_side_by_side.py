@@ -15,11 +15,12 @@ earlier result is reused:
   process, N at a time.
 
 Rounds alternate the order (one after another first, then side by side first, ...) so a change in
-the machine's load hits both modes alike. Reported: wall seconds of each mode per round, the ratio
-side by side / one after another of their sums, the cores and the load average before and after
-(other tenants of a shared machine slow both modes), and whether both modes wrote the same files
-byte for byte (metrics compared without their wall-clock runtime keys, the one declared
-exception) in every round. Writes benchmarks/results/train_side_by_side.json.
+the machine's load hits both modes alike. Reported: wall seconds and CPU seconds (user + system of
+every process a mode started) of each mode per round, the ratios side by side / one after another
+of their sums (CPU time shows the work; other tenants hardly change it), the cores and the load
+average before and after (other tenants of a shared machine slow both modes), and whether both
+modes wrote the same files byte for byte (metrics compared without their wall-clock runtime keys,
+the one declared exception) in every round. Writes benchmarks/results/train_side_by_side.json.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import shutil
 import subprocess
 import sys
@@ -48,18 +50,24 @@ def train(out: Path, models: list[str], workers: int | None) -> None:
     subprocess.run(command, cwd=out, check=True, stdout=subprocess.DEVNULL)
 
 
-def timed(name: str, models: list[str], workers: int) -> float:
+def children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)  # ended children and their reaped children
+    return usage.ru_utime + usage.ru_stime
+
+
+def timed(name: str, models: list[str], workers: int) -> dict[str, float]:
+    """Wall and CPU seconds (of every process it started) of training ``models`` one way."""
     out = WORK / name
     shutil.rmtree(out, ignore_errors=True)
     out.mkdir(parents=True)
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), children_cpu()
     if workers > 1:
         train(out, models, workers)
     else:
         for model in models:
             train(out, [model], None)
-    seconds = time.perf_counter() - start
-    print(f"{name}: {seconds:.1f} s", flush=True)
+    seconds = {"wall_s": round(time.perf_counter() - start, 1), "cpu_s": round(children_cpu() - cpu, 1)}
+    print(f"{name}: {seconds}", flush=True)
     return seconds
 
 
@@ -88,9 +96,10 @@ def main() -> None:
     rounds, identical = [], True
     for number in range(args.rounds):
         order = list(modes) if number % 2 == 0 else list(modes)[::-1]
-        rounds.append({name: round(timed(name, args.models, modes[name]), 1) for name in order})
+        rounds.append({name: timed(name, args.models, modes[name]) for name in order})
         identical &= outputs(WORK / "one_after_another") == outputs(WORK / "side_by_side")
-    sequential, side_by_side = (sum(r[name] for r in rounds) for name in modes)
+    sequential, side_by_side = ({key: round(sum(r[name][key] for r in rounds), 1)
+                                 for key in ("wall_s", "cpu_s")} for name in modes)
     results = {
         "command": f"python benchmarks/train_side_by_side.py --models {' '.join(args.models)} "
                    f"--workers {args.workers} --rounds {args.rounds}",
@@ -100,9 +109,10 @@ def main() -> None:
         "load_average_before": load_before,
         "load_average_after": [round(x, 2) for x in os.getloadavg()],
         "rounds_s": rounds,
-        "one_after_another_s": round(sequential, 1),
-        "side_by_side_s": round(side_by_side, 1),
-        "ratio_side_by_side_to_one_after_another": round(side_by_side / sequential, 3),
+        "one_after_another": sequential,
+        "side_by_side": side_by_side,
+        "ratio_side_by_side_to_one_after_another": round(side_by_side["wall_s"] / sequential["wall_s"], 3),
+        "cpu_ratio_side_by_side_to_one_after_another": round(side_by_side["cpu_s"] / sequential["cpu_s"], 3),
         "byte_identical": identical,
     }
     RESULTS.write_text(json.dumps(results, indent=2, sort_keys=True) + "\n")
