@@ -153,7 +153,7 @@ def speed_of(model_dir: Path, docs: dict[str, TexDocument], repeats: int) -> dic
 def write_drafts(docs: dict[str, TexDocument], tex: Path, txt: Path) -> int:
     """A LaTeX draft of the papers' first paragraphs (>= DRAFT_SENTENCES sentences by the check's own
     count) and the same paragraphs as plain text; returns the sentence count."""
-    from citeworth.curate.sentences import SentenceSplitter
+    from citeworth.text.sentences import SentenceSplitter
 
     splitter = SentenceSplitter()
     body, plain, count = [], [], 0

@@ -13,7 +13,7 @@ patterns are compiled per process), one after the other. Writes benchmarks/resul
   passes the paper filter and `extract_sections` (more than 5 citation spans in permissible
   sections, the first in a valid format), split every permissible paragraph with citation spans
   with the stock pipeline (scispacy's tokenizer + `pysbd_sentencizer`, `nlp.pipe`, `doc.sents`;
-  pysbd with its own `re` and abbreviation search, none of citeworth/curate/pysbd_regex.py).
+  pysbd with its own `re` and abbreviation search, none of citeworth/text/pysbd_regex.py).
   The worker's per-character token maps and per-sentence work are left out, so the real worker is
   slower and the ratios are lower bounds.
 - curate_wN: the curate stage with N worker processes, from scratch (N = 1: spaCy is loaded
@@ -81,10 +81,10 @@ def _elapsed(start: tuple[float, float]) -> dict:
 
 def measure_baseline(inputs: list[dict]) -> dict:
     """The public worker's floor (see the module docstring), with the stock scispacy pipeline."""
-    from citeworth.curate import pysbd_regex
     from citeworth.curate.config import CurationConfig
-    from citeworth.curate.sections import SectionFilter
-    from citeworth.curate.sentences import load_pipeline
+    from citeworth.text import pysbd_regex
+    from citeworth.text.sections import SectionFilter
+    from citeworth.text.sentences import load_pipeline
 
     nlp = load_pipeline()  # stock: pysbd_sentencizer + doc.sents, with pysbd as released (below)
     config = CurationConfig()
@@ -117,9 +117,9 @@ def _worker_sections(paper, config, sections) -> list[str]:
     rule), then `extract_sections`: permissible sections with citation spans, if more than 5 spans
     in all and the first one's format is valid (numeric or author-year; unarXive's placeholder
     citations count as valid, as they do for the curation)."""
-    from citeworth.curate.citations import citation_format
-    from citeworth.curate.fields import assign_field
     from citeworth.curate.filters import paper_rejection
+    from citeworth.text.citations import citation_format
+    from citeworth.text.fields import assign_field
 
     decision = assign_field(paper.metadata.get("field_scheme"), paper.fields_of_study, config.multi_field)
     if paper_rejection(paper, config) or decision.reason:
@@ -152,7 +152,7 @@ def measure_phases(inputs: list[dict]) -> dict:
     from citeworth.core import collector
     from citeworth.curate.config import CurationConfig
     from citeworth.curate.engine import Curator
-    from citeworth.curate.sentences import SentenceSplitter
+    from citeworth.text.sentences import SentenceSplitter
 
     splitter = _TimedSplitter(SentenceSplitter())
     papers = _TimedIterator(_papers(inputs))
@@ -253,7 +253,7 @@ def build_s2orc_shard(folder: Path, copies: int = S2ORC_COPIES) -> list[dict]:
 
 def s2orc_from_unarxive(record: dict, paper_id: str) -> tuple[dict, dict]:
     """One unarXive record as an S2ORC 20200705 pdf_parse line and metadata row."""
-    from citeworth.curate.fields import arxiv_field
+    from citeworth.text.fields import arxiv_field
 
     bib: dict[str, int] = {}
     floats: dict[str, dict[str, int]] = {"figure": {}, "table": {}}

@@ -3,7 +3,9 @@
     .venv/bin/python benchmarks/latex.py              # the mirror: $CITEWORTH_MIRROR, else ../shared/data
     .venv/bin/python benchmarks/latex.py --repeats 5
 
-For each paper (SciPy 1.0, SymPy, minimap2 folders; arXiv e-print 2004.14974) it reports, in one run:
+For each paper (SciPy 1.0, SymPy, minimap2 folders; arXiv e-print 2004.14974; and the test fixtures
+written for LaTeX 2.09, ``tests/fixtures/latex209/acmconf.tex`` and ``runaway.tex``, the second with
+unclosed braces in a user macro's argument) it reports, in one run:
 
 - citation commands the reader finds (all, in running text, through user aliases) against two
   independent counts: a regular expression over the flattened source (comments and ``\\iffalse``
@@ -12,8 +14,11 @@ For each paper (SciPy 1.0, SymPy, minimap2 folders; arXiv e-print 2004.14974) it
   not installed -- it is not a project dependency);
 - keys of in-text citations resolved to a bibliography entry (target >= 98%);
 - sentences (the curation's splitter, placeholders removed) that keep a ``\\``, ``{`` or ``}`` (target 0);
-- seconds per paper (median of ``--repeats``; target: median over papers <= 0.5 s), and as a ratio
-  to the floor measured in the same run: pylatexenc alone parsing the same flattened source;
+- seconds per paper (median of ``--repeats``; target: median over the mirrored papers <= 0.5 s), and
+  as a ratio to the floor measured in the same run: pylatexenc alone parsing the same flattened
+  source; the slowest paper (max and p99 over all papers: the tail the median hides);
+- papers read as one paragraph or fewer per section of their source (a construct that swallows the
+  rest of the paper; target 0), over these papers and the check command's fixture draft;
 - byte-identical reruns: two reads give equal Papers and two unarXive exports equal bytes.
 
 Malformed snippets (unbalanced braces, unknown macros, broken arguments...) written here count the
@@ -41,14 +46,14 @@ from pylatexenc import latexwalker
 
 from citeworth.core.io import write_json
 from citeworth.corpora.export.stage import ExportParams, export
-from citeworth.curate.sentences import SentenceSplitter
 from citeworth.sources import InputSpec, discover_shards
-from citeworth.sources.latex import parse_tex_files
+from citeworth.sources.latex import TexDocument, parse_tex_file, parse_tex_files
 from citeworth.sources.latex.files import iter_sources
 from citeworth.sources.latex.parser import CITE_COMMANDS, MULTI_CITES
 from citeworth.sources.latex.project import find_main, flatten, strip_comments, tex_texts
 from citeworth.sources.latex.reader import read, read_paper
 from citeworth.sources.unarxive import PLACEHOLDER
+from citeworth.text.sentences import SentenceSplitter
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "benchmarks" / "results" / "latex.json"
@@ -58,6 +63,13 @@ PAPERS = {
     "sympy-paper": "github/scolobb/sympy-paper",
     "minimap2": "github/lh3/minimap2/tex",
 }
+FIXTURES = ROOT / "tests" / "fixtures"
+FIXTURE_PAPERS = {
+    "acmconf (LaTeX 2.09)": FIXTURES / "latex209" / "acmconf.tex",
+    "runaway (LaTeX 2.09)": FIXTURES / "latex209" / "runaway.tex",
+}
+CHECK_DRAFT = FIXTURES / "check" / "paper" / "main.tex"  # no bibliography: parsed, not read as a Paper
+_SECTION = re.compile(r"\\section\*?\s*[\[{]")
 TARGET_SECONDS = 0.5
 TARGET_RESOLVED = 0.98
 PANDOC_TIMEOUT = 120
@@ -105,7 +117,14 @@ def main(argv: list[str] | None = None) -> int:
     papers = [
         measure(paper_id, mirror / path, args.repeats, splitter, pandoc) for paper_id, path in PAPERS.items()
     ]
+    fixtures = [
+        measure(paper_id, path, args.repeats, splitter, pandoc) for paper_id, path in FIXTURE_PAPERS.items()
+    ]
+    check_draft = parse_tex_file(CHECK_DRAFT)
+    thin = [p["paper"] for p in papers + fixtures if p["thin"]]
+    thin += [CHECK_DRAFT.name] * is_thin(check_draft)
     seconds = statistics.median(p["seconds"] for p in papers)
+    every = sorted(papers + fixtures, key=lambda p: p["seconds"])
     keys = sum(p["in_text_keys"] for p in papers)
     resolved = sum(p["in_text_keys_resolved"] for p in papers)
     leftovers = sum(p["sentences_with_latex"] for p in papers)
@@ -122,6 +141,12 @@ def main(argv: list[str] | None = None) -> int:
         "papers": papers,
         "summary": {
             "median_seconds_per_paper": round(seconds, 3),
+            "max_seconds_per_paper": every[-1]["seconds"],
+            "p99_seconds_per_paper": round(
+                statistics.quantiles([p["seconds"] for p in every], n=100, method="inclusive")[98], 3
+            ),
+            "slowest_paper": every[-1]["paper"],
+            "papers_read_as_one_paragraph_or_fewer_per_section": f"{len(thin)}/{len(every) + 1}",
             "median_ratio_to_pylatexenc_parse": round(
                 statistics.median(p["ratio_to_parse_floor"] for p in papers), 2
             ),
@@ -135,8 +160,10 @@ def main(argv: list[str] | None = None) -> int:
                 "resolved": keys == 0 or resolved / keys >= TARGET_RESOLVED,
                 "leftover_latex": leftovers == 0,
                 "byte_identical": identical,
+                "no_paper_read_as_one_paragraph_per_section": not thin,
             },
         },
+        "fixture_papers": fixtures,
         "snippets": snippets["cases"],
     }
     write_json(RESULTS, results)
@@ -170,6 +197,8 @@ def measure(paper_id: str, path: Path, repeats: int, splitter: SentenceSplitter,
         "files_included": len(flat.included),
         "source_chars": len(flat.text),
         "paragraphs": len(paper.paragraphs),
+        "sections_in_source": sections_in_source(doc),
+        "thin": is_thin(doc),
         "cite_commands": len(doc.citations),
         "cite_commands_in_text": len(in_text),
         "cite_commands_via_user_aliases": sum(c.command != c.cite_command for c in doc.citations),
@@ -187,6 +216,17 @@ def measure(paper_id: str, path: Path, repeats: int, splitter: SentenceSplitter,
         "pylatexenc_parse_seconds": round(statistics.median(floor), 3),
         "ratio_to_parse_floor": round(statistics.median(times) / statistics.median(floor), 2),
     }
+
+
+def sections_in_source(doc: TexDocument) -> int:
+    """``\\section`` commands in the source outside comments (whether or not the parser reached
+    them), at least 1."""
+    return max(1, len(_SECTION.findall(strip_comments(doc.source.parse_text))))
+
+
+def is_thin(doc: TexDocument) -> bool:
+    """Read as one paragraph or fewer per section: the mark of a construct that swallowed the rest."""
+    return len(doc.paragraphs) <= sections_in_source(doc)
 
 
 def sentence_count(paper, splitter: SentenceSplitter) -> tuple[int, int]:
@@ -255,7 +295,8 @@ def reruns_identical(mirror: Path) -> bool:
         return False
     with tempfile.TemporaryDirectory() as first, tempfile.TemporaryDirectory() as second:
         for out in (first, second):
-            export(ExportParams(inputs=inputs, format="unarxive", out_dir=Path(out)))
+            export(ExportParams(inputs=inputs, format="unarxive", out_dir=Path(out), stats_dir=Path(out),
+                                spacy_model=None))
         comparison = filecmp.dircmp(Path(first) / "unarxive", Path(second) / "unarxive")
         names = comparison.common_files
         same, _, _ = filecmp.cmpfiles(

@@ -23,8 +23,8 @@ from pathlib import Path
 from citeworth.core.io import write_json
 from citeworth.corpora.related_work.gold import detect, gold_inputs, load_gold, score
 from citeworth.corpora.related_work.sections import SectionFinder
-from citeworth.curate.sentences import SentenceSplitter
 from citeworth.sources import BadRecord, input_shards, read_shard
+from citeworth.text.sentences import SentenceSplitter
 
 ROOT = Path(__file__).resolve().parents[1]
 GOLD = ROOT / "tests" / "gold" / "related_work.json"

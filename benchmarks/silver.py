@@ -48,8 +48,8 @@ def corpus_sentences(count: int) -> list[str]:
     from citeworth.corpora.paper_index import PaperIndex
     from citeworth.corpora.silver.cleaning import clean
     from citeworth.corpora.silver.pairs import body_sentences
-    from citeworth.curate.sentences import SentenceSplitter
     from citeworth.sources import BadRecord, discover_shards, read_shard
+    from citeworth.text.sentences import SentenceSplitter
 
     split, found = SentenceSplitter().split, {}
     with tempfile.TemporaryDirectory() as work:

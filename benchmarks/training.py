@@ -25,7 +25,6 @@ benchmarks/results/training_cuda.json.
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import json
 import os
 import platform
@@ -61,7 +60,7 @@ def setup(name: str, max_steps: int):
 
     params = stage_params("train", path=ROOT / "params.yaml")
     spec = model_spec(name, params.catalog[name])
-    spec.optim = dataclasses.replace(spec.optim, device="cpu", epochs=1, max_steps=max_steps)
+    spec.optim = spec.optim.model_copy(update={"device": "cpu", "epochs": 1, "max_steps": max_steps})
     train = load_splits(ROOT / params.data_dir)["train"]
     if spec.kind == "context":
         from citeworth.models import encoders
@@ -186,8 +185,8 @@ def cuda_setup(size: str, steps: int, device: str):
 
     params = stage_params("train", path=ROOT / "params.yaml")
     spec = model_spec("sentence", params.catalog["sentence"])
-    spec.optim = dataclasses.replace(spec.optim, device=device, epochs=1, max_steps=steps,
-                                     batch_size=CUDA_BATCH, warmup_steps=0)
+    spec.optim = spec.optim.model_copy(update={"device": device, "epochs": 1, "max_steps": steps,
+                                               "batch_size": CUDA_BATCH, "warmup_steps": 0})
     config = encoders.load_config(encoders.EMBEDDED).to_dict()
     config.update(CUDA_SIZES[size] or {})
     module = BertForSequenceClassification(BertConfig(**{**config, "num_labels": 2}))

@@ -9,10 +9,10 @@ import sys
 from pathlib import Path
 
 from citeworth.core.errors import StageFailed
-from citeworth.core.params import ParamsError
+from citeworth.core.params import ParamsError, parse_assignments
 from citeworth.core.processes import LOG_FORMAT
 from citeworth.download.redaction import install_log_redaction
-from citeworth.stages import STAGES, UnknownStage, run_stage
+from citeworth.stages import STAGES, UnknownStage, params_help, run_stage
 
 # Subcommands contributed by library modules: name -> "module:function(argv) -> int".
 TOOLS: dict[str, tuple[str, str]] = {
@@ -28,7 +28,8 @@ TOOLS: dict[str, tuple[str, str]] = {
 }
 
 
-def _parser() -> argparse.ArgumentParser:
+def _parser(stage_help: str = "") -> argparse.ArgumentParser:
+    """``stage_help``: the epilog of ``run`` (the parameters of the stage its --help was asked for)."""
     parser = argparse.ArgumentParser(
         prog="citeworth",
         description="Build cite-worthiness datasets from scientific papers and train models on them.",
@@ -39,7 +40,11 @@ def _parser() -> argparse.ArgumentParser:
         "run",
         help="run one pipeline stage with its params.yaml section",
         description="Run one stage. Parameters come from the stage's section of params.yaml; "
-        "-S key=value overrides one (values are YAML, e.g. -S workers=2 -S 'models=[tfidf_lr]').",
+        "-S key=value overrides one; the value is YAML (-S workers=2 -S 'models=[tfidf_lr]') and a "
+        "key path sets one nested key, its siblings kept (-S rules.min_sentences=2), as dvc exp run "
+        "-S and the Airflow form's overrides do. `citeworth run STAGE --help` lists the stage's parameters.",
+        epilog=stage_help,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     run.add_argument("stage", choices=list(STAGES), help="the stage to run")
     run.add_argument("--params", type=Path, default=Path("params.yaml"),
@@ -53,6 +58,17 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _stage_help(argv: list[str]) -> str:
+    """The parameters of the stage in ``citeworth run STAGE --help`` ("" for any other command)."""
+    if argv[:1] != ["run"] or not {"-h", "--help"} & set(argv):
+        return ""
+    stage = next((arg for arg in argv[1:] if arg in STAGES), None)
+    if stage is None:
+        return ""
+    params = argv[argv.index("--params") + 1] if "--params" in argv[:-1] else "params.yaml"
+    return params_help(stage, Path(params))
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     install_log_redaction()  # before any logging: -v shows botocore's and urllib3's request details
@@ -62,15 +78,15 @@ def main(argv: list[str] | None = None) -> int:
 
         module, _, attr = TOOLS[argv[0]][0].partition(":")
         return getattr(importlib.import_module(module), attr)(argv[1:])
-    args = _parser().parse_args(argv)
+    args = _parser(_stage_help(argv)).parse_args(argv)
     logging.basicConfig(
         level=logging.DEBUG if args.verbose else logging.INFO,
         format=LOG_FORMAT,
     )
-    overrides = list(args.overrides)
-    if args.workers is not None:
-        overrides.append(f"workers={args.workers}")
     try:
+        overrides = parse_assignments(args.overrides)
+        if args.workers is not None:
+            overrides["workers"] = args.workers
         summary = run_stage(args.stage, overrides, args.params)
     except (ParamsError, UnknownStage) as exc:
         print(f"citeworth: {exc}", file=sys.stderr)

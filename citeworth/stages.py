@@ -8,6 +8,7 @@ never imports the heavy libraries of another.
 from __future__ import annotations
 
 import importlib
+import textwrap
 import typing
 from collections.abc import Callable
 from pathlib import Path
@@ -15,11 +16,16 @@ from typing import Any
 
 from citeworth.core.params import (
     DEFAULT_PARAMS,
+    NO_OVERRIDES,
+    Overrides,
+    ParamsError,
     apply_overrides,
     build,
+    describe,
     load_document,
     resolve_references,
     section_of,
+    short_json,
 )
 
 STAGES: dict[str, str] = {
@@ -35,7 +41,7 @@ STAGES: dict[str, str] = {
     "train": "citeworth.models.train:train",
     "domains": "citeworth.studies.domains.stage:domains",
     "transfer": "citeworth.studies.transfer.stage:transfer",
-    "report": "citeworth.models.report:report",
+    "report": "citeworth.report.stage:report",
     "export": "citeworth.corpora.export.stage:export",
 }
 
@@ -55,14 +61,45 @@ def params_class(fn: Callable[[Any], Any]) -> type:
     return typing.get_type_hints(fn)["params"]
 
 
-def stage_params(name: str, overrides: list[str] = (), path: Path = DEFAULT_PARAMS) -> Any:
-    """The typed params of stage ``name``: its params.yaml section plus ``key=value`` overrides, with
-    ``{{section.key}}`` references resolved against the whole file."""
+def stage_params(name: str, overrides: Overrides = NO_OVERRIDES, path: Path = DEFAULT_PARAMS) -> Any:
+    """The typed params of stage ``name``: its params.yaml section with ``overrides`` (key paths in
+    the section -> values, see ``apply_overrides``), ``{{section.key}}`` references resolved
+    against the whole file."""
     fn = stage_function(name)
     document = load_document(path)
-    values = apply_overrides(section_of(document, name, path), list(overrides))
+    values = apply_overrides(section_of(document, name, path), overrides)
     return build(params_class(fn), resolve_references(values, document, name), where=name)
 
 
-def run_stage(name: str, overrides: list[str] = (), path: Path = DEFAULT_PARAMS) -> Any:
+def params_help(name: str, path: Path = DEFAULT_PARAMS) -> str:
+    """Every key of stage ``name``'s params: type, default and help, and the value ``path`` gives
+    where it gives one (``citeworth run STAGE --help``)."""
+    try:
+        document = load_document(path)
+        given = resolve_references(section_of(document, name, path), document, name)
+    except ParamsError:  # no params file here: the keys and defaults alone
+        given = {}
+    lines = [f"parameters of {name} (its section of {path}; -S KEY=VALUE sets one):", ""]
+    for key in describe(params_class(stage_function(name))):
+        value = _given(given, key.path)
+        given_here = value is not _ABSENT and not isinstance(value, dict)
+        shown = f", {path}: {short_json(value)}" if given_here else ""
+        lines.append(f"  {key.path}  ({key.type}; default: {key.default}{shown})")
+        lines += [f"      {line}" for line in textwrap.wrap(key.help, 94)]
+    return "\n".join(lines)
+
+
+_ABSENT = object()
+
+
+def _given(values: Any, path: str) -> Any:
+    """The value at dotted ``path`` of a section (``_ABSENT``: not given, or below a list/NAME)."""
+    for part in path.split("."):
+        if not isinstance(values, dict) or part not in values:
+            return _ABSENT
+        values = values[part]
+    return values
+
+
+def run_stage(name: str, overrides: Overrides = NO_OVERRIDES, path: Path = DEFAULT_PARAMS) -> Any:
     return stage_function(name)(stage_params(name, overrides, path))

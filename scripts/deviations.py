@@ -14,33 +14,34 @@ import argparse
 import tempfile
 from collections import Counter, defaultdict
 from pathlib import Path
+from typing import Any
 
 from citeworth.core.io import read_jsonl, write_json
 from citeworth.curate.stage import curate
 from citeworth.stages import stage_params
 
-# name -> (what it switches, curate.rules overrides)
-VARIANTS: dict[str, tuple[str, list[str]]] = {
-    "ours": ("params.yaml's rules", []),
+# name -> (what it switches, overrides of the curate section: key path -> value)
+VARIANTS: dict[str, tuple[str, dict[str, Any]]] = {
+    "ours": ("params.yaml's rules", {}),
     "strict_first_citation": ("a paper's first citation must be in an accepted format (narrative "
                               "\"Smith et al. (2001)\" drops the paper)",
-                              ["rules.first_citation_check=strict"]),
-    "no_first_citation_check": ("no paper-level citation-style check", ["rules.first_citation_check='off'"]),
+                              {"rules.first_citation_check": "strict"}),
+    "no_first_citation_check": ("no paper-level citation-style check", {"rules.first_citation_check": "off"}),
     "citation_anywhere": ("a citation may stand anywhere in the sentence (no position check)",
-                          ["rules.require_citation_at_end=false"]),
+                          {"rules.require_citation_at_end": False}),
     "no_attached_citations": ("a split-off sentence of citations only is not attached to the one "
-                              "before", ["rules.attach_trailing_citations=false"]),
-    "no_dash_ranges": ("\"[1\u20133]\" is not read as the range \"[1-3]\"", ["rules.dash_ranges=false"]),
-    "no_span_merging": ("adjacent citation spans are not merged", ["rules.merge_gap=(?!)"]),
+                              "before", {"rules.attach_trailing_citations": False}),
+    "no_dash_ranges": ("\"[1\u20133]\" is not read as the range \"[1-3]\"", {"rules.dash_ranges": False}),
+    "no_span_merging": ("adjacent citation spans are not merged", {"rules.merge_gap": "(?!)"}),
     "no_bracket_balancing": ("a span is not extended over a bracket the parser left outside it",
-                             ["rules.balance_brackets=false"]),
+                             {"rules.balance_brackets": False}),
     "first_listed_field": ("a paper of several fields takes the first instead of being dropped",
-                           ["rules.multi_field=first"]),
+                           {"rules.multi_field": "first"}),
 }
 
 
-def measure(overrides: list[str], out_dir: Path) -> dict:
-    params = stage_params("curate", [*overrides, f"out_dir={out_dir}", "workers=1"])
+def measure(overrides: dict[str, Any], out_dir: Path) -> dict:
+    params = stage_params("curate", {**overrides, "out_dir": str(out_dir), "workers": 1})
     funnel = curate(params)["curation"]
     papers, paragraphs = defaultdict(set), Counter()
     for path in sorted((out_dir / "paragraphs").glob("*.jsonl")):

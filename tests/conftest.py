@@ -102,7 +102,7 @@ def edit_code(monkeypatch, tmp_path):
         edited[original] = copy
         fingerprint.code_digest.cache_clear()
 
-    monkeypatch.setattr(fingerprint, "source_files",
-                        lambda module: [(name, edited.get(path, path)) for name, path in real_files(module)])
+    monkeypatch.setattr(fingerprint, "source_files", lambda *modules: [
+        (name, edited.get(path, path)) for name, path in real_files(*modules)])
     yield edit
     fingerprint.code_digest.cache_clear()

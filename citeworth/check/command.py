@@ -177,8 +177,8 @@ def check_drafts(drafts: Sequence[Draft], model, threshold: float, progress: boo
     records, one per paragraph) and given its status; ``progress``: a bar, if stderr is a terminal."""
     from tqdm.auto import tqdm
 
-    from citeworth.curate.sentences import SentenceSplitter
     from citeworth.models.scoring import score_paragraphs
+    from citeworth.text.sentences import SentenceSplitter
 
     paragraphs = [p for p in sentences(drafts, SentenceSplitter()) if p]
     records = [{"samples": [{"text": s.text} for s in paragraph]} for paragraph in paragraphs]

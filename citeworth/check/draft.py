@@ -7,7 +7,7 @@ offsets*: offsets into one sequence the reader defines (LaTeX: the flattened sou
 holds across ``\\input`` files; Markdown and plain text: the file's text), which ``Draft.locate``
 turns into ``file:line:column`` and against which suppression directives are ordered.
 
-Sentences are cut as the curation cuts them (``citeworth.curate.sentences``: the same splitter,
+Sentences are cut as the curation cuts them (``citeworth.text.sentences``: the same splitter,
 citations never split off, a trailing citation-only "sentence" joined to the one before) and the
 model reads each sentence as the curation wrote it to the dataset: citations removed
 (``remove_citations``), whitespace normalised, hanging punctuation stripped.
@@ -21,10 +21,10 @@ import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
-from citeworth.curate import citations as cit
 from citeworth.curate.config import CurationConfig
-from citeworth.curate.sentences import SentenceSplitter, attach_citation_only, join_across
 from citeworth.sources.latex import SourcePosition
+from citeworth.text import citations as cit
+from citeworth.text.sentences import SentenceSplitter, attach_citation_only, join_across
 
 Span = tuple[int, int]
 IGNORE, OFF, ON = "ignore", "off", "on"

@@ -2,7 +2,7 @@
 the curation's citation patterns.
 
 Paragraphs are separated by blank lines (as ``citeworth predict`` reads text). A sentence already
-cites when the curation's patterns (``citeworth.curate.citations``: bracketed numbers, an
+cites when the curation's patterns (``citeworth.text.citations``: bracketed numbers, an
 author-year parenthesis, a year in parentheses, "et al.") find a citation in it; bracketed numbers
 and author-year parentheses are removed before the model reads the sentence, as curation removes
 citation spans.
@@ -13,9 +13,9 @@ from __future__ import annotations
 import re
 
 from citeworth.check.draft import Block, Draft, Span
-from citeworth.curate import citations as cit
 from citeworth.sources.latex import SourcePosition
 from citeworth.sources.latex.project import SourceMap, decode
+from citeworth.text import citations as cit
 
 _BRACKETED = re.compile(r"\[[^\[\]]{1,300}\]|\([^()]{1,300}\)")
 _BREAK = re.compile(r"\n[ \t]*\n\s*")

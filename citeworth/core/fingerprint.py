@@ -1,35 +1,33 @@
 """Fingerprints of finished work: what a cached result must match to be reused.
 
 Anything that skips finished work (a curated shard, a domain cell, a cached model, a transfer
-variant, a downstream run) stores ``fingerprint(CODE, **inputs)`` beside its result and reuses the
-result only while the fingerprint is unchanged. ``inputs`` are the data versions and params the
-result came from; ``CODE`` names the packages or modules whose source produced it (the caller
-declares it next to its code, e.g. ``("citeworth.curate", "citeworth.sources", "citeworth.core")``),
-so an edit to that code, or to a rule file shipped in those packages, redoes the work instead of
-reusing a result of the old code.
+variant, a downstream run, a training checkpoint, a cached embedding) stores
+``fingerprint(CODE, **inputs)`` beside its result and reuses the result only while the fingerprint is
+unchanged. ``inputs`` are the data versions and params the result came from; ``CODE`` names the
+module(s) that produce it (usually ``(__name__,)``, declared next to the code), and the digest covers
+every file of their import closure (``citeworth.core.codedeps``: the modules they import,
+transitively, lazily too, and the data files of the packages on the way). So an edit to code the
+work runs, or to a rule file it reads, redoes the work, and an edit elsewhere (a report's
+formatting, another stage) reuses it.
 """
 
 from __future__ import annotations
 
 import functools
 import hashlib
-import importlib.util
 import json
 import os
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from citeworth.core.codedeps import code_files, package_folder
 from citeworth.core.io import dumps
-
-# Files that are not source: interpreter caches, and the atomic writers' temporaries.
-_NOT_SOURCE = ("__pycache__",)
-_NOT_SOURCE_SUFFIXES = (".pyc", ".tmp")
 
 
 def fingerprint(code: Iterable[str], **inputs: Any) -> str:
-    """The digest of JSON-able ``inputs`` and of the source files of the ``code`` modules/packages."""
-    return digest({"code": code_digest(*sorted(code)), **inputs})
+    """The digest of JSON-able ``inputs`` and of the code the ``code`` modules run."""
+    return digest({"code": code_digest(*sorted(set(code))), **inputs})
 
 
 def digest(obj: Any) -> str:
@@ -39,30 +37,22 @@ def digest(obj: Any) -> str:
 
 @functools.cache
 def code_digest(*modules: str) -> str:
-    """sha256 over every source file of the named packages (all files below the package folder,
-    data files included) and modules, by name and content. Computed once per process: code does
-    not change under a running process."""
+    """sha256 over the files of the code ``modules`` run (``source_files``), by name and content.
+    Computed once per process: code does not change under a running process."""
     sha = hashlib.sha256()
-    for module in modules:
-        for name, path in source_files(module):
-            sha.update(f"{name}\0".encode())
-            sha.update(path.read_bytes())
-            sha.update(b"\0")
+    for name, path in source_files(*modules):
+        sha.update(f"{name}\0".encode())
+        sha.update(path.read_bytes())
+        sha.update(b"\0")
     return sha.hexdigest()
 
 
-def source_files(module: str) -> list[tuple[str, Path]]:
-    """(stable name, path) of each source file of package or module ``module``, in name order."""
-    spec = importlib.util.find_spec(module)
-    if spec is None or spec.origin is None:
-        raise ModuleNotFoundError(f"no module {module!r} to fingerprint")
-    if not spec.submodule_search_locations:
-        return [(module, Path(spec.origin))]
-    folder = Path(spec.origin).parent
-    files = [path for path in folder.rglob("*") if path.is_file()
-             and not any(part in _NOT_SOURCE for part in path.relative_to(folder).parts)
-             and not path.name.endswith(_NOT_SOURCE_SUFFIXES)]
-    return sorted((f"{module}/{path.relative_to(folder).as_posix()}", path) for path in files)
+def source_files(*modules: str) -> list[tuple[str, Path]]:
+    """(stable name, path) of each file of the import closure of ``modules`` (``codedeps.code_files``),
+    named by its path from the package's parent folder (the same on every machine)."""
+    roots = {package_folder(module.partition(".")[0]) for module in modules}
+    return [(next(path.relative_to(root.parent).as_posix() for root in roots if root in path.parents), path)
+            for path in code_files(*modules)]
 
 
 def data_version(paths: Iterable[Path]) -> str:

@@ -57,7 +57,7 @@ class CitationSpan:
     ref_id: str | None = None
     # Every entry the marker cites, in printed order, when that is more or other than ``ref_id``:
     # the 2, 3 and 4 of the "–[4]" span of "[1]–[4]", both entries of an unlinked "[3, 4]"
-    # (filled by core/anchors.py's resolve_citations).
+    # (filled by text/anchors.py's resolve_citations).
     cites: tuple[str, ...] = ()
 
     @property

@@ -23,8 +23,8 @@ import sqlite3
 from dataclasses import dataclass
 from pathlib import Path
 
-from citeworth.core.anchors import resolve_citations
 from citeworth.core.paper import Paper
+from citeworth.text.anchors import resolve_citations
 
 # A body paragraph as stored: [text, [[start, end, [ref ids]], ...]] (the citation spans).
 StoredParagraph = list

@@ -13,31 +13,45 @@ import json
 import logging
 import random
 from collections import defaultdict
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import NamedTuple
+from typing import Literal, NamedTuple
 
+from pydantic import Field, field_validator
 from tqdm import tqdm
 
 from citeworth.core.io import atomic_write, write_json, write_text
+from citeworth.core.params import Params
 from citeworth.core.schema import FIELD_OF_STUDY, SPLITS
 from citeworth.curate.stats import dataset_stats, stats_markdown, summarize
 
 log = logging.getLogger(__name__)
 
 
-@dataclass
-class AssembleParams:
-    in_dir: Path = Path("interim")
-    out_dir: Path = Path("data/citeworth")
-    stats_path: Path = Path("reports/dataset_stats.json")
-    table_path: Path = Path("reports/dataset_stats.md")  # the same figures as Markdown (Table 2)
+class AssembleParams(Params):
+    in_dir: Path
+    """The curated shards (curate's out_dir)."""
+    out_dir: Path
+    """train.jsonl, dev.jsonl, test.jsonl."""
+    stats_path: Path
+    """The dataset's statistics (JSON)."""
+    table_path: Path
+    """the same figures as Markdown (Table 2)"""
     seed: int = 1
-    split: list[float] = field(default_factory=lambda: [0.8, 0.1, 0.1])
-    # Paragraphs kept per field: an integer cap, "smallest" (every field cut to the smallest
-    # field's count: the paper's even sampling) or null (keep everything).
-    per_field: int | str | None = None
-    fields: list[str] | None = None  # keep only these fields (None: all ten)
+    """The sampling and the split by paper."""
+    split: list[float] = Field(default_factory=lambda: [0.8, 0.1, 0.1])
+    """train/dev/test fractions of the papers (the paper's 80/10/10, §3.3)"""
+    per_field: int | Literal["smallest"] | None = "smallest"
+    """Paragraphs kept per field: an integer cap, "smallest" (every field cut to the smallest field's
+    count: the paper's even sampling, §3.2) or null (keep everything)."""
+    fields: list[str] | None = None
+    """keep only these fields (None: all ten)"""
+
+    @field_validator("split")
+    @classmethod
+    def _fractions(cls, split: list[float]) -> list[float]:
+        if len(split) != 3 or abs(sum(split) - 1) > 1e-9 or min(split) < 0:
+            raise ValueError("must be three non-negative fractions summing to 1")
+        return split
 
 
 class Entry(NamedTuple):
@@ -49,7 +63,6 @@ class Entry(NamedTuple):
 
 
 def assemble(params: AssembleParams) -> dict:
-    _check(params)
     entries = _index(Path(params.in_dir) / "paragraphs")
     if not entries:
         raise ValueError(f"no curated paragraphs under {params.in_dir}/paragraphs: run curate first")
@@ -63,13 +76,6 @@ def assemble(params: AssembleParams) -> dict:
     write_text(Path(params.table_path), stats_markdown(stats))
     return {"paragraphs": counts, "sentences": stats["overall"]["sentences"],
             "cite_worthy_share": stats["overall"]["cite_worthy_share"]}
-
-
-def _check(params: AssembleParams) -> None:
-    if len(params.split) != 3 or abs(sum(params.split) - 1) > 1e-9 or min(params.split) < 0:
-        raise ValueError(f"split must be three non-negative fractions summing to 1, got {params.split}")
-    if isinstance(params.per_field, str) and params.per_field != "smallest":
-        raise ValueError(f"per_field must be an integer, 'smallest' or null, got {params.per_field!r}")
 
 
 def _index(paragraph_dir: Path) -> list[Entry]:

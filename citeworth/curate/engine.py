@@ -18,12 +18,12 @@ from dataclasses import fields as dataclass_fields
 
 from citeworth.core.paper import Paper, Paragraph
 from citeworth.core.schema import CITE_WORTHY, FIELD_OF_STUDY, NOT_CITE_WORTHY, SOURCE_FIELDS
-from citeworth.curate import citations as cit
 from citeworth.curate.config import CURATION_ERROR, CurationConfig
-from citeworth.curate.fields import assign_field
 from citeworth.curate.filters import paper_rejection
-from citeworth.curate.sections import SectionFilter
-from citeworth.curate.sentences import Bounds, SentenceSplitter, attach_citation_only, join_across
+from citeworth.text import citations as cit
+from citeworth.text.fields import assign_field
+from citeworth.text.sections import SectionFilter
+from citeworth.text.sentences import Bounds, SentenceSplitter, attach_citation_only, join_across
 
 OnError = Callable[[Paper, Exception], None]
 

@@ -28,10 +28,11 @@ import traceback
 from collections import Counter
 from collections.abc import Iterator
 from concurrent.futures import as_completed
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from pydantic import Field
 from tqdm import tqdm
 
 from citeworth.core import collector
@@ -39,7 +40,7 @@ from citeworth.core.errors import StageFailed
 from citeworth.core.fingerprint import content_version, current_record, fingerprint
 from citeworth.core.io import atomic_write, dumps, write_json, write_jsonl
 from citeworth.core.paper import Paper
-from citeworth.core.params import to_dict
+from citeworth.core.params import Params, to_dict
 from citeworth.core.processes import worker_pool
 from citeworth.curate.config import CURATION_ERROR, CurationConfig
 from citeworth.curate.shard_store import ShardOutputs, ShardStore, default_store, reuse
@@ -52,18 +53,22 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-# The code a curated shard comes from: a change in any of it recurates every shard.
-CODE = ("citeworth.curate", "citeworth.sources", "citeworth.core")
+# The code a curated shard comes from, this module's import closure (the rules engine, the readers,
+# the text toolkit): an edit to it recurates every shard, an edit elsewhere (assemble.py) does not.
+CODE = (__name__,)
 # What a shard's stats record of where it came from: reuse rewrites them, the fingerprint omits them.
 PROVENANCE = ("shard", "release", "inputs")
 
 
-@dataclass
-class CurateParams:
+class CurateParams(Params):
     inputs: list[InputSpec]
-    out_dir: Path = Path("interim")
+    """Which reader reads which downloaded files; each matching file (or shard pair) is one shard."""
+    out_dir: Path
+    """paragraphs/, stats/ and quarantine/ of every shard."""
     workers: int = 1
-    rules: CurationConfig = field(default_factory=CurationConfig)
+    """Shards curated at once (processes)."""
+    rules: CurationConfig = Field(default_factory=CurationConfig)
+    """The curation rules (the paper's and its public code's)."""
 
 
 def shards(params: CurateParams) -> list[Shard]:

@@ -10,7 +10,7 @@ from pathlib import Path
 from citeworth.core.errors import StageFailed
 from citeworth.core.io import read_jsonl
 from citeworth.core.schema import CITE_WORTHY, FIELD_OF_STUDY, SPLITS
-from citeworth.curate.sentences import scispacy_token_counter
+from citeworth.text.sentences import scispacy_token_counter
 
 
 def dataset_stats(data_dir: Path, funnel: dict, count_tokens: Callable[[str], int] | None = None) -> dict:

@@ -17,7 +17,6 @@ None, the environment variable ``s2_api.api_key_env`` is used. Nothing here writ
 
 from __future__ import annotations
 
-import dataclasses
 from datetime import date, datetime
 from typing import Any
 
@@ -74,7 +73,7 @@ def _params_for(source: str, params: DownloadParams | None) -> DownloadParams:
         from citeworth.stages import stage_params
 
         params = stage_params("download")
-    return dataclasses.replace(params, source=source)
+    return params.model_copy(update={"source": source})
 
 
 def is_newer(source: str, release: str, last: str) -> bool:

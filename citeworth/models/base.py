@@ -16,7 +16,7 @@ import numpy as np
 
 from citeworth.core.io import write_json, write_text
 from citeworth.core.params import build, to_dict
-from citeworth.models.spec import ModelSpec
+from citeworth.models.spec import AnyModelSpec, ModelSpec
 
 SPEC_FILE = "citeworth_model.json"
 # Each kind's module provides fit(spec, train, dev, seed, work_dir, live_dir) and load(path, spec).
@@ -67,7 +67,7 @@ def load_trained(directory: Path) -> TrainedModel:
     if not spec_file.exists():
         raise FileNotFoundError(f"{directory} is not a saved citeworth model (no {SPEC_FILE})")
     saved = json.loads(spec_file.read_text())
-    spec = build(ModelSpec, saved["spec"], where=str(spec_file))
+    spec = build(AnyModelSpec, saved["spec"], where=str(spec_file))
     model = kind_module(spec.kind).load(directory, spec)
     model.stats = saved.get("stats", {})
     return model

@@ -11,16 +11,15 @@ from pathlib import Path
 
 import numpy as np
 
-from citeworth.core.params import build
 from citeworth.models import data
 from citeworth.models.base import TrainedModel, kind_module
 from citeworth.models.evaluation import classification_metrics
 from citeworth.models.spec import ModelSpec
 
 
-def model_spec(name: str, mapping: dict) -> ModelSpec:
-    """The ``ModelSpec`` of catalog entry ``name``."""
-    return build(ModelSpec, {**mapping, "name": name}, where=f"train.catalog.{name}")
+def model_spec(name: str, spec: ModelSpec) -> ModelSpec:
+    """Catalog entry ``spec`` named ``name`` (its outputs' folder and file names)."""
+    return spec.model_copy(update={"name": name})
 
 
 def fit_model(model: ModelSpec, train: list[dict], dev: list[dict], seed: int, out_dir: Path | None,

@@ -45,8 +45,9 @@ log = logging.getLogger(__name__)
 BUCKET_BATCHES = 50  # batches per length bucket when shuffling: little padding, still random
 PREFETCH_BATCHES = 2  # CUDA: batches collated and pinned ahead of the one the GPU works on
 POSTFIX_EVERY = 10  # optimizer steps between progress-bar loss updates (each reads the loss back)
-# The code a checkpoint comes from: a fit is resumed only by the code that started it.
-CODE = ("citeworth.models", "citeworth.core")
+# The code a checkpoint comes from: a fit is resumed only by the code that started it (this module's
+# import closure and that of the network's and the adapter's modules, see ``_fingerprint``).
+CODE = (__name__,)
 
 
 @dataclass
@@ -283,7 +284,7 @@ def fit(module: torch.nn.Module, adapter: Adapter, train_items: list[Item], dev:
     optimizer, scheduler = optimizer_and_schedule(module, optim, total_steps)
     scaler = torch.amp.GradScaler(device.type) if precision.scaler else None
     weights = torch.tensor(class_weights, dtype=torch.float32, device=device)
-    checkpoints = Checkpoints(checkpoint_dir, _fingerprint(module, optim, seed, train_items)) \
+    checkpoints = Checkpoints(checkpoint_dir, _fingerprint(module, adapter, optim, seed, train_items)) \
         if checkpoint_dir else None
     state = LoopState()
     best_state = None
@@ -471,15 +472,19 @@ def linear_warmup(warmup: int, total: int):
     return factor
 
 
-def _fingerprint(module: torch.nn.Module, optim: OptimParams, seed: int, items: list[Item]) -> str:
-    """What a checkpoint must match to be resumed: the code, the architecture, the params, the seed,
-    the data."""
+def _fingerprint(module: torch.nn.Module, adapter: Adapter, optim: OptimParams, seed: int,
+                 items: list[Item]) -> str:
+    """What a checkpoint must match to be resumed: the code (the loop's, the network's, the
+    adapter's), the architecture, the params, the seed, the data."""
+    top = __name__.partition(".")[0]
+    code = {*CODE, *(type(part).__module__ for part in (module, adapter)
+                     if type(part).__module__.partition(".")[0] == top)}
     shapes = [(k, tuple(v.shape)) for k, v in module.state_dict().items()]
     data = hashlib.sha256()
     for part in ("input_ids", "labels", "weights"):
         flat = [x for item in items for x in getattr(item, part)]
         data.update(np.asarray(flat, dtype=np.float64 if part == "weights" else np.int64).tobytes())
-    return fingerprint(CODE, shapes=repr(shapes), optim=repr(optim), seed=seed, data=data.hexdigest())
+    return fingerprint(code, shapes=repr(shapes), optim=repr(optim), seed=seed, data=data.hexdigest())
 
 
 @contextlib.contextmanager

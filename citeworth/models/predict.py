@@ -128,13 +128,13 @@ def _split(source: str, located: list[tuple[str, str]]) -> Iterator[dict]:
     """``located``: (where, paragraph) pairs, ``where`` naming the paragraph in errors."""
     if not located:
         return
-    limit = CurationConfig.max_paragraph_chars
+    limit = CurationConfig.model_fields["max_paragraph_chars"].default
     for where, text in located:
         if limit is not None and len(text) > limit:
             raise ValueError(f"{where} has {len(text):,} characters, over the {limit:,} the curation "
                              "splits (max_paragraph_chars): split it into paragraphs")
     paragraphs = [text for _, text in located]
-    from citeworth.curate.sentences import SentenceSplitter
+    from citeworth.text.sentences import SentenceSplitter
 
     splitter = SentenceSplitter()
     for text, bounds in zip(paragraphs, splitter.split(paragraphs), strict=True):

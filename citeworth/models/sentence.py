@@ -10,7 +10,6 @@ Three kinds share this path and the training loop:
 
 from __future__ import annotations
 
-import dataclasses
 import logging
 from pathlib import Path
 
@@ -152,7 +151,7 @@ def _train(spec, module, adapter, tokenizer, items, class_weights, dev, seed, wo
 def _fit_pu(spec, train, dev, seed, work_dir, live_dir) -> TorchModel:
     """g: an unweighted classifier of labelled vs unlabelled (its scores must be calibrated), then the
     PU model on positives + duplicated, weighted unlabelled sentences."""
-    g_spec = dataclasses.replace(spec, pu=False, weighted_loss=False, name=f"{spec.name or 'pu'}/g")
+    g_spec = spec.model_copy(update={"pu": False, "weighted_loss": False, "name": f"{spec.name or 'pu'}/g"})
     g = fit(g_spec, train, dev, seed, _sub(work_dir, "g"), _sub(live_dir, "g"))
     dev_labels = data.labels(dev)
     c = pu.estimate_c(g.predict_proba(dev)[dev_labels == 1])

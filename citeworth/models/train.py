@@ -24,7 +24,6 @@ from __future__ import annotations
 import logging
 import time
 from concurrent.futures import as_completed
-from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -33,7 +32,7 @@ import yaml
 from citeworth.core.errors import StageFailed
 from citeworth.core.fingerprint import current_record, data_version, fingerprint
 from citeworth.core.io import read_jsonl, write_json, write_text
-from citeworth.core.params import ParamsError, to_dict
+from citeworth.core.params import Params, ParamsError, to_dict
 from citeworth.core.processes import worker_pool
 from citeworth.core.schema import CITE_WORTHY, NOT_CITE_WORTHY, SPLITS
 from citeworth.core.threads import torch_threads
@@ -48,15 +47,16 @@ from citeworth.models.evaluation import (
     pr_curve_rows,
 )
 from citeworth.models.fitting import evaluate, fit_model, metrics_for, model_spec
-from citeworth.models.spec import ModelSpec
+from citeworth.models.spec import AnyModelSpec, ModelSpec
 
 log = logging.getLogger(__name__)
 # The one declared exception to "same inputs, same bytes" among the DVC-tracked outputs: wall-clock
 # training time, under these keys of metrics/models/<name>.json (runtime_seconds, per_seed[].train_seconds),
 # copied by the report stage into metrics/models.json and the runtime column of reports/table4.md.
 RUNTIME_METRICS = ("runtime_seconds", "train_seconds")
-# The code a trained model comes from: a change in any of it retrains every model.
-CODE = ("citeworth.models", "citeworth.core")
+# The code a trained model comes from, this module's import closure (every model kind of the
+# registry): an edit to it retrains every model, an edit to Table 4 (citeworth.report) does not.
+CODE = (__name__,)
 
 
 def without_runtimes(metrics):
@@ -69,20 +69,32 @@ def without_runtimes(metrics):
     return metrics
 
 
-@dataclass
-class TrainParams:
-    models: list[str]  # catalog entries to train, in order (a DVC matrix cell passes one)
-    catalog: dict[str, dict]  # name -> ModelSpec mapping (kind, encoder, optim, ...)
-    seeds: list[int] = field(default_factory=lambda: [1])
-    data_dir: Path = Path("data/citeworth")
-    models_dir: Path = Path("models")
-    metrics_dir: Path = Path("metrics/models")
-    plots_dir: Path = Path("plots/models")
+class TrainParams(Params):
+    models: list[str]
+    """catalog entries to train, in order (a DVC matrix cell passes one)"""
+    catalog: dict[str, AnyModelSpec]
+    """name -> ModelSpec mapping (kind, encoder, optim, ...)"""
+    seeds: list[int]
+    """Each model is trained once per seed; metrics are mean and std over them."""
+    data_dir: Path
+    """The dataset (assemble's out_dir)."""
+    models_dir: Path
+    """<models_dir>/<name>/: the best seed's weights and spec."""
+    metrics_dir: Path
+    """<metrics_dir>/<name>.json: test and dev metrics per model."""
+    plots_dir: Path
+    """<plots_dir>/<name>/: PR curve, confusion matrix, learning curve."""
     reports_dir: Path = Path("reports/models")
-    checkpoints_dir: Path = Path("checkpoints")  # resumable state of unfinished fits (outside DVC outs)
-    saliency_examples: int = 5  # most and least confident test sentences explained; 0 = none
-    threads: int | None = None  # torch CPU threads; null = torch's default
-    workers: int = 1  # models trained side by side, each in a fresh process (as a DVC matrix cell)
+    """<reports_dir>/<name>/: the model card and saliency examples."""
+    checkpoints_dir: Path = Path("checkpoints")
+    """resumable state of unfinished fits (outside DVC outs)"""
+    saliency_examples: int
+    """most and least confident test sentences explained; 0 = none"""
+    threads: int | None
+    """torch CPU threads; null = torch's default"""
+    workers: int = 1
+    """models trained side by side, each in a fresh process of its own (the bytes of one after
+    another); a DVC matrix cell or an Airflow task trains one; `make demo` passes its cores"""
 
 
 def split_files(data_dir: Path) -> list[Path]:
@@ -105,7 +117,7 @@ def train(params: TrainParams) -> dict:
     unknown = [m for m in params.models if m not in params.catalog]
     if unknown:
         raise ParamsError(f"train.models names {unknown} not in train.catalog ({sorted(params.catalog)})")
-    specs = [model_spec(name, params.catalog[name] or {}) for name in params.models]
+    specs = [model_spec(name, params.catalog[name]) for name in params.models]
     version = data_version(split_files(params.data_dir))
     done = {spec.name: summary for spec in specs if (summary := _trained_before(spec, params, version))}
     if todo := [spec for spec in specs if spec.name not in done]:

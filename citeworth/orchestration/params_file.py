@@ -1,35 +1,40 @@
 """A run's parameters into ``params.yaml``: the form of a DAG run becomes the file's values.
 
 A run records its parameters in ``params.yaml`` (as ``dvc exp run -S`` does), so its ``dvc.lock``
-entry and a later ``dvc repro`` agree on what was built. The file is edited by a ruamel.yaml round
-trip: comments, anchors and aliases, key order and the layout of untouched lines survive (a test
-checks that the shipped params.yaml round-trips byte for byte).
+entry and a later ``dvc repro`` agree on what was built. The form's values are merged by key path
+with ``core.params.apply_overrides``, the function ``citeworth run -S`` uses, into a ruamel.yaml
+round trip of the file: comments, anchors and aliases, key order and the layout of untouched lines
+survive (a test checks that the shipped params.yaml round-trips byte for byte).
 """
 
 from __future__ import annotations
 
+import copy
 import io
 import logging
+from collections.abc import Mapping, MutableMapping
 from pathlib import Path
 from typing import Any
 
 import yaml
 from ruamel.yaml import YAML
-from ruamel.yaml.comments import CommentedBase, CommentedMap, CommentedSeq
+from ruamel.yaml.comments import Comment, CommentedBase, CommentedMap, CommentedSeq, Format, merge_attrib
 
 from citeworth.core.io import write_text
-from citeworth.core.params import ParamsError, build, resolve_references
+from citeworth.core.params import Overrides, ParamsError, apply_overrides, build, resolve_references
 from citeworth.stages import params_class, stage_function
 
 log = logging.getLogger(__name__)
 
 
-def form_updates(form: dict[str, Any]) -> dict[str, dict[str, Any]]:
-    """params.yaml updates ``{section: {key: value}}`` from an orchestrator's run form.
+def form_updates(form: dict[str, Any]) -> dict[str, Any]:
+    """The overrides of params.yaml (see ``apply_overrides``) that an orchestrator's run form asks for.
 
     Empty (None) fields keep params.yaml's value. ``sample_size`` caps the paragraphs per field of
     both the dataset and its spans-only baseline, so the two stay comparable; ``overrides`` is
-    ``{section: {key: value}}`` for everything else.
+    ``{section: {key: value}}`` (or ``{"section.key": value}``) for everything else, merged by key
+    path as ``citeworth run SECTION -S key=value`` merges: ``{"curate_baseline": {"rules":
+    {"min_sentences": 2}}}`` changes that one key, and the rules keep ``mode: spans-only``.
     """
     fan_out = {
         "source": [("download", "source")],
@@ -38,50 +43,49 @@ def form_updates(form: dict[str, Any]) -> dict[str, dict[str, Any]]:
         "workers": [("download", "workers"), ("curate", "workers"), ("curate_baseline", "workers")],
         "models": [("train", "models")],
     }
-    updates: dict[str, dict[str, Any]] = {}
+    updates: dict[str, Any] = {}
     for field, targets in fan_out.items():
         if form.get(field) is not None:
             for section, key in targets:
                 updates.setdefault(section, {})[key] = form[field]
-    for section, values in (form.get("overrides") or {}).items():
-        updates.setdefault(section, {}).update(values)
-    return updates
+    return apply_overrides(updates, form.get("overrides") or {})  # an explicit override wins
 
 
-def apply_params(project: Path, updates: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
-    """Write ``{section: {key: value}}`` (top-level keys of a section) into params.yaml.
+def apply_params(project: Path, overrides: Overrides) -> dict[str, Any]:
+    """Write ``overrides`` (key paths from the file's top, e.g. ``{"curate": {"workers": 3}}``) into
+    the project's params.yaml.
 
-    Returns every key whose value changed, aliases included ({}: the file is untouched); nothing
-    is written when a value does not fit its stage (see ``updated_params``).
+    Returns every value that changed, by key path ({}: the file is untouched); nothing is written
+    when a value does not fit its stage (see ``updated_params``).
     """
     path = project / "params.yaml"
-    edited, changed = updated_params(path.read_text(), updates)
+    edited, changed = updated_params(path.read_text(), overrides)
     if changed:
         write_text(path, edited)
         log.info("params.yaml updated: %s", changed)
     return changed
 
 
-def updated_params(text: str, updates: dict[str, dict[str, Any]]) -> tuple[str, dict[str, dict[str, Any]]]:
-    """The params.yaml ``text`` with ``updates`` applied, and every key whose value changed.
+def updated_params(text: str, overrides: Overrides) -> tuple[str, dict[str, Any]]:
+    """The params.yaml ``text`` with ``overrides`` applied as every door applies them, and every
+    value that changed.
 
-    A value that carries an anchor is changed in place, so the values aliased to it change with it.
-    The result must fit every changed section's params class, else the stage's own message is raised.
+    Only the named keys change: a value that YAML shares (an anchor and its aliases, a ``<<``
+    merge) keeps its old value in the sections that did not name it (written out at the first of
+    them, with the anchor if others still alias it). The result must fit every changed section's
+    params class, else the stage's own message is raised.
     """
-    document = _yaml().load(text)
-    missing = [section for section in updates if section not in (document or {})]
+    document = _yaml().load(text) or CommentedMap()
+    missing = [section for section in apply_overrides({}, overrides) if section not in document]
     if missing:
         raise ParamsError(f"params.yaml has no section {missing[0]!r} to override")
-    for section, values in updates.items():
-        if document[section] is None:
-            document[section] = CommentedMap()
-        for key, value in values.items():
-            _assign(document[section], key, value)
-    edited = round_trip(document)
+    edited = round_trip(apply_overrides(document, overrides, own=_own, put=_put))
     result = yaml.safe_load(edited) or {}
     changed = changed_values(yaml.safe_load(text) or {}, result)
     for section in changed:
-        values = resolve_references(result[section] or {}, result, section)
+        if not isinstance(result[section], dict):
+            raise ParamsError(f"{section}: expected a mapping of params, got {result[section]!r}")
+        values = resolve_references(result[section], result, section)
         build(params_class(stage_function(section)), values, where=section)
     return (edited if changed else text), changed
 
@@ -105,30 +109,69 @@ def _yaml() -> YAML:
     return parser
 
 
-def _assign(section: CommentedMap, key: str, value: Any) -> None:
-    """Set ``section[key]``; an anchored list or mapping is updated in place to keep its aliases, and
-    a list or mapping written in flow style (``[a, b]``) stays in flow style."""
-    current = section.get(key)
-    if current == value:
+def _own(node: Any) -> Any:
+    """``node``, or a copy of it when it carries an anchor (aliases and merges share it): the copy has
+    the node's own keys, merges, comments and style, and no anchor, which stays with the value the
+    aliases keep."""
+    if not isinstance(node, CommentedMap) or node.anchor.value is None:
+        return node
+    mine = CommentedMap(node.non_merged_items())
+    setattr(mine, Format.attrib, copy.copy(node.fa))
+    setattr(mine, Comment.attrib, copy.deepcopy(node.ca))
+    if getattr(node, merge_attrib, None):
+        mine.add_yaml_merge(copy.copy(getattr(node, merge_attrib)))
+    return mine
+
+
+def _put(mapping: MutableMapping, key: str, value: Any) -> None:
+    """``mapping[key] = value``, keeping the file's layout: a list or mapping written in flow style
+    (``[a, b]``) stays in flow style, and a new key goes right below the mapping's last line, above
+    the blank lines and comments that followed it."""
+    current = mapping.get(key)
+    if (isinstance(current, CommentedBase) and current.fa.flow_style()
+            and isinstance(value, (list, dict)) and not isinstance(value, CommentedBase)):
+        value = (CommentedSeq if isinstance(value, list) else CommentedMap)(value)
+        value.fa.set_flow_style()
+    if isinstance(mapping, CommentedMap) and not mapping._unmerged_contains(key):
+        _move_trailing_lines(mapping, key)
+    mapping[key] = value
+
+
+def _move_trailing_lines(mapping: CommentedMap, key: str) -> None:
+    """Move what follows the last line of ``mapping`` (ruamel keeps it as the end-of-line comment of
+    the deepest last entry) onto ``key``, about to be added at its end."""
+    holder, last, slot = None, None, 0
+    node: Any = mapping
+    while isinstance(node, (CommentedMap, CommentedSeq)) and node and node.anchor.value is None:
+        if isinstance(node, CommentedMap):
+            holder, last, slot = node, [k for k, _ in node.non_merged_items()][-1], 2
+        else:
+            holder, last, slot = node, len(node) - 1, 0
+        node = node[last]
+        if isinstance(node, CommentedBase) and node.fa.flow_style():
+            break
+    comments = holder.ca.items.get(last) if holder is not None else None
+    token = comments[slot] if comments else None
+    if token is None:
         return
-    anchored = isinstance(current, CommentedBase) and current.anchor.value is not None
-    if anchored and isinstance(current, list) and isinstance(value, list):
-        current[:] = value
-    elif anchored and isinstance(current, dict) and isinstance(value, dict):
-        current.clear()
-        current.update(value)
-    elif isinstance(current, CommentedBase) and current.fa.flow_style() and isinstance(value, (list, dict)):
-        section[key] = (CommentedSeq if isinstance(value, list) else CommentedMap)(value)
-        section[key].fa.set_flow_style()
-    else:
-        section[key] = value
+    end_of_line, _, following = token.value.partition("\n")
+    if not following:
+        return
+    moved = copy.copy(token)
+    moved.value = "\n" + following
+    token.value = end_of_line + "\n"
+    mapping.ca.items[key] = [None, None, moved, None]
 
 
-def changed_values(before: dict, after: dict) -> dict[str, dict[str, Any]]:
-    changed: dict[str, dict[str, Any]] = {}
-    for section, values in after.items():
-        old = before.get(section) or {}
-        diff = {key: value for key, value in (values or {}).items() if old.get(key) != value}
-        if diff:
-            changed[section] = diff
+def changed_values(before: Mapping[str, Any], after: Mapping[str, Any]) -> dict[str, Any]:
+    """The values of ``after`` that differ from ``before``'s, nested by key path down to the leaves
+    (a mapping that gained or changed a key shows just that key)."""
+    changed: dict[str, Any] = {}
+    for key, value in after.items():
+        old = before.get(key)
+        if isinstance(value, Mapping) and isinstance(old, Mapping):
+            if inner := changed_values(old, value):
+                changed[key] = inner
+        elif old != value or key not in before:
+            changed[key] = value
     return changed

@@ -20,13 +20,12 @@ import os
 import subprocess
 import sys
 import tempfile
-from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
 from citeworth.core.errors import StageFailed
 from citeworth.core.io import write_text
-from citeworth.core.params import ParamsError
+from citeworth.core.params import NO_OVERRIDES, Overrides, ParamsError
 from citeworth.core.processes import LOG_FORMAT, die_with_parent
 from citeworth.orchestration.versioning import TAG_PREFIX, git
 from citeworth.stages import run_stage as run_stage_here
@@ -54,14 +53,17 @@ def project_dir(default: Path | None = None) -> Path:
     return root
 
 
-def stage_params(root: Path, stage: str, overrides: Iterable[str] = ()) -> Any:
-    """The typed params of ``stage`` from ``root``'s params.yaml (their paths are relative to ``root``)."""
-    return stage_params_here(stage, list(overrides), root / PARAMS_FILE)
+def stage_params(root: Path, stage: str, overrides: Overrides = NO_OVERRIDES) -> Any:
+    """The typed params of ``stage`` from ``root``'s params.yaml (their paths are relative to ``root``)
+    with ``overrides`` (key paths of the stage's section -> typed values)."""
+    return stage_params_here(stage, overrides, root / PARAMS_FILE)
 
 
-def run_stage(root: Path, stage: str, overrides: Iterable[str] = ()) -> Any:
-    """Run one stage exactly as ``citeworth run STAGE [-S key=value ...]`` does in ``root``; its summary."""
-    return _call(root, "run_stage", stage, list(overrides))
+def run_stage(root: Path, stage: str, overrides: Overrides = NO_OVERRIDES) -> Any:
+    """Run one stage exactly as ``citeworth run STAGE -S key=value ...`` does in ``root``; its summary.
+    ``overrides`` are typed values by key path (``{"models": ["tfidf_lr"]}``), the structure the
+    CLI parses its ``-S`` strings into: they reach the stage as JSON, never as YAML text."""
+    return _call(root, "run_stage", stage, dict(overrides))
 
 
 def plan_shards(root: Path, stage: str) -> list[str]:

@@ -25,13 +25,15 @@ import random
 import time
 import xml.etree.ElementTree as ET
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import requests
+from pydantic import Field
 from requests.adapters import HTTPAdapter
 
 from citeworth.core.errors import StageFailed
+from citeworth.core.params import Params
 
 URL_ENV = "CITEWORTH_GROBID_URL"
 DEFAULT_URL = "http://localhost:8070"
@@ -41,22 +43,27 @@ _CHUNK = 64 * 1024
 _DETAIL_CHARS = 300
 
 
-@dataclass
-class GrobidOptions:
+class GrobidOptions(Params):
     """Form fields of ``processFulltextDocument``, under GROBID's own names (1 = on, 0 = off)."""
 
-    # camelCase as GROBID spells them, so params.yaml reads like GROBID's documentation.
     consolidateHeader: int = 1
-    consolidateCitations: int = 0  # 1 or 2: GROBID looks each reference up (CrossRef / biblio-glutton)
-    includeRawCitations: int = 1  # the reference as printed, kept as BibEntry.raw
+    """camelCase as GROBID spells them, so params.yaml reads like GROBID's documentation."""
+    consolidateCitations: int = 0
+    """1 or 2: GROBID looks each reference up (CrossRef / biblio-glutton)"""
+    includeRawCitations: int = 1
+    """the reference as printed, kept as BibEntry.raw"""
     includeRawAffiliations: int = 0
-    segmentSentences: int = 0  # <s> elements inside paragraphs
+    """The affiliations as printed."""
+    segmentSentences: int = 0
+    """<s> elements inside paragraphs"""
     generateIDs: int = 0
-    teiCoordinates: list[str] = field(default_factory=list)  # e.g. [ref, biblStruct, figure]
+    """xml:id attributes on TEI elements."""
+    teiCoordinates: list[str] = Field(default_factory=list)
+    """e.g. [ref, biblStruct, figure]"""
 
     def form(self) -> list[tuple[str, str]]:
         fields = []
-        for name, value in sorted(asdict(self).items()):
+        for name, value in sorted(self.model_dump().items()):
             values = value if isinstance(value, list) else [value]
             fields += [(name, str(int(item) if isinstance(item, bool) else item)) for item in values]
         return fields

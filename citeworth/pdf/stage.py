@@ -23,13 +23,15 @@ import logging
 import os
 from collections.abc import Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Literal
 
+from pydantic import Field
 from tqdm import tqdm
 
-from citeworth.core.errors import StageFailed
 from citeworth.core.io import atomic_write, dumps, sha256_file, write_json, write_jsonl
+from citeworth.core.params import Params
 from citeworth.pdf.grobid import GrobidClient, GrobidOptions, PdfRejected, pooled_session, service_url
 
 log = logging.getLogger(__name__)
@@ -42,17 +44,25 @@ REDO = ("none", "quarantined", "all")
 _GLOB_CHARS = frozenset("*?[")
 
 
-@dataclass
-class Pdf2TeiParams:
-    inputs: str = "pdfs/**/*.pdf"  # glob of PDFs (relative to the project root)
-    out_dir: Path = Path("raw/pdf2tei")
-    url: str | None = None  # GROBID service; null: $CITEWORTH_GROBID_URL, else http://localhost:8070
-    workers: int = 4  # PDFs in flight at once (GROBID's own pool is ~10 threads)
-    timeout: float = 300.0  # seconds per PDF; a PDF that takes longer is quarantined
-    retries: int = 5  # further attempts after 503 / connection errors / a body cut short
-    backoff: float = 2.0  # seconds, doubled per attempt, plus jitter
-    redo: str = "none"  # none | quarantined | all
-    options: GrobidOptions = field(default_factory=GrobidOptions)
+class Pdf2TeiParams(Params):
+    inputs: str
+    """A glob of PDFs (relative to the project root); dvc.yaml depends on its folder (pdfs)."""
+    out_dir: Path
+    """TEI files, MANIFEST.json (sha256 -> TEI, GROBID version, options) and quarantine.jsonl."""
+    url: str | None = None
+    """GROBID service; null: $CITEWORTH_GROBID_URL, else http://localhost:8070"""
+    workers: int = 4
+    """PDFs in flight at once (GROBID's own pool is ~10 threads)"""
+    timeout: float = 300.0
+    """seconds per PDF; a PDF that takes longer is quarantined"""
+    retries: int = 5
+    """further attempts after 503 / connection errors / a body cut short"""
+    backoff: float = 2.0
+    """seconds, doubled per attempt, plus jitter"""
+    redo: Literal[REDO] = "none"
+    """none | quarantined | all"""
+    options: GrobidOptions = Field(default_factory=GrobidOptions)
+    """GROBID's processFulltextDocument fields, under its own names."""
 
 
 @dataclass(frozen=True)
@@ -70,12 +80,10 @@ class _Pdf:
 
 def pdf2tei(params: Pdf2TeiParams) -> dict:
     """Convert the new or changed PDFs; returns counts (converted, skipped, quarantined, ...)."""
-    if params.redo not in REDO:
-        raise StageFailed(f"pdf2tei.redo is {params.redo!r}; choose one of {', '.join(REDO)}")
     out = Path(params.out_dir)
     pdfs = _discover(params.inputs)
     entries = _load_state(out)
-    options = asdict(params.options)
+    options = params.options.model_dump()
     todo = [pdf for pdf in pdfs if _needs_work(entries.get(pdf.sha256), pdf, out, options, params.redo)]
     _remove_leftovers(out, pdfs)
     counts = {"pdfs": len(pdfs), "skipped": len(pdfs) - len(todo), "converted": 0, "quarantined": 0}
@@ -152,7 +160,7 @@ def _convert(params: Pdf2TeiParams, out: Path, todo: list[_Pdf], entries: dict[s
     client = GrobidClient(service_url(params.url), params.timeout, params.retries, params.backoff,
                           session=pooled_session(params.workers))
     version = client.version()
-    options = asdict(params.options)
+    options = params.options.model_dump()
     log.info("pdf2tei: %d PDF(s) to convert with GROBID %s at %s", len(todo), version, client.url)
     with _journal(out) as journal, tqdm(total=len(todo), desc="pdf2tei", unit="pdf") as bar:
         for pdf, result in _in_flight(client, params, todo):

@@ -1,6 +1,6 @@
 """Residual citation markers: text that betrays a removed citation, one regex per kind.
 
-The citation regexes are curation's own (``citeworth.curate.citations``, Appendix B of the paper),
+The citation regexes are curation's own (``citeworth.text.citations``, Appendix B of the paper),
 so the gate checks exactly what curation promises to remove. The rest are residues no citation
 regex describes: placeholders that S2ORC (``BIBREF``), unarXive (``{{cite:``, closed or not), LaTeX
 (``\\cite``) and unresolved references (``[?]``) leave behind, and the holes a removed span leaves.
@@ -17,7 +17,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from citeworth.curate import citations
+from citeworth.text import citations
 
 
 @dataclass(frozen=True)

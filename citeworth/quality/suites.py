@@ -16,9 +16,9 @@ from great_expectations.expectations.metadata_types import FailureSeverity
 
 from citeworth.core.params import ParamsError
 from citeworth.core.schema import LABELS, SPLITS
-from citeworth.curate.fields import CITEWORTH_FIELDS
 from citeworth.quality.config import ValidateParams
 from citeworth.quality.markers import MARKERS
+from citeworth.text.fields import CITEWORTH_FIELDS
 
 CRITICAL, SOFT = "critical", "soft"
 # The released CiteWorth label strings (the issue's {1, 0}).
@@ -157,14 +157,18 @@ def suites(params: ValidateParams, raw: bool) -> dict[str, gx.ExpectationSuite]:
         **split_expectations(params),
         **(raw_expectations(params) if raw else {}),
     }
-    _soften(groups, params.soft_checks)
+    _soften(groups, params.soft_checks, params.soft_for_source)
     return {name: gx.ExpectationSuite(name=name, expectations=found) for name, found in groups.items()}
 
 
-def _soften(groups: dict[str, list[gxe.Expectation]], names: list[str]) -> None:
-    """Downgrade the named checks ("<suite>.<check>") to soft; an unknown name is an error."""
+def _soften(groups: dict[str, list[gxe.Expectation]], by_source: dict[str, list[str]],
+            names: list[str]) -> None:
+    """Downgrade the named checks ("<suite>.<check>") to soft; an unknown name, for any source, is an
+    error."""
     known = {f"{suite}.{e.meta['check']}": e for suite, found in groups.items() for e in found}
-    if unknown := sorted(set(names) - set(known)):
-        raise ParamsError(f"validate.soft_checks names unknown check(s) {unknown}; checks: {sorted(known)}")
+    for source, listed in by_source.items():
+        if unknown := sorted(set(listed) - set(known)):
+            raise ParamsError(f"validate.soft_checks.{source} names unknown check(s) {unknown}; "
+                              f"checks: {sorted(known)}")
     for name in names:
         grade(known[name], SOFT)

@@ -6,6 +6,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TypeVar
 
+from pydantic.dataclasses import dataclass as pydantic_dataclass
+
+from citeworth.core.params import PARAMS_CONFIG
+
 RAW_CHARS = 500  # how much of an offending input a BadRecord keeps
 
 # Reasons that end a shard: nothing after them can be read.
@@ -24,17 +28,21 @@ class Shard:
     metadata: str | None = None  # one metadata file used for filtering/fields, when separate
 
 
-@dataclass
+@pydantic_dataclass(config=PARAMS_CONFIG)
 class InputSpec:
     """Which reader reads which files: a params.yaml entry (curate and validate share them)."""
 
-    reader: str  # unarxive | s2orc_json | s2orc_legacy | s2_api | jats | tei | arxiv_latex
-    glob: str  # files (relative to the project root) this reader reads; shards are made from them
-    metadata: str | None = None  # separate metadata file (fields of study, filter facts)
-    release: str | None = None  # source release recorded as provenance (default: the reader's guess)
-    # The files may be absent from a release (the demo's PLOS articles are not in demo-v1): a glob
-    # that matches nothing then gives no shards instead of an error.
+    reader: str
+    """unarxive | s2orc_json | s2orc_legacy | s2_api | jats | tei | arxiv_latex"""
+    glob: str
+    """Files (relative to the project root) this reader reads; shards are made from them."""
+    metadata: str | None = None
+    """A separate metadata file (fields of study, filter facts)."""
+    release: str | None = None
+    """The source release recorded as provenance (null: the reader's guess)."""
     optional: bool = False
+    """The files may be absent from a release (the demo's PLOS articles are not in demo-v1): a glob
+    that matches nothing then gives no shards instead of an error."""
 
 
 @dataclass(frozen=True)

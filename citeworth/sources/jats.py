@@ -7,13 +7,13 @@ are ``<xref ref-type="bibr">`` (ref id = ``rid``); other ``<xref>``s (figures, t
 supplementary material, sections, footnotes) and formulas are ``ref_spans`` (see markup.py for
 how the text and spans are built). The bibliography is the ``<ref-list>`` (with author surnames and
 ``pub-id``s); citations without a ``rid`` and ranges over two ``<xref>``s are resolved by
-core/anchors.py. The front matter gives the abstract, authors and article ids.
+text/anchors.py. The front matter gives the abstract, authors and article ids.
 
 Fields of study, PLOS articles (a PLOS journal, or PLOS's ``Discipline`` subject groups): the
 source's own list -- the PLOS subject taxonomy's paths, e.g. "Biology and life sciences/Neuroscience/
 Brain mapping", of the newest taxonomy version the article carries (``Discipline-v3``, then
 ``-v2``, then the flat v1 ``Discipline`` terms) -- with ``field_scheme`` "plos"; the curation maps
-them to one CiteWorth field (curate/fields.py). An article with no subject terms has an empty list
+them to one CiteWorth field (text/fields.py). An article with no subject terms has an empty list
 (its journal may still decide).
 
 Fields of study, other articles: JATS has no MAG fields, so ``pmc_fields`` maps the article's broad subjects
@@ -33,7 +33,6 @@ import xml.etree.ElementTree as ET
 from collections.abc import Iterator
 from pathlib import Path
 
-from citeworth.core.anchors import resolve_citations
 from citeworth.core.paper import BibEntry, Paper, Paragraph
 from citeworth.sources.base import BadRecord, RecordError, Shard
 from citeworth.sources.facts import first_present, identifiers, one_line, paper_metadata, parse_year, unique
@@ -52,6 +51,7 @@ from citeworth.sources.markup import (
     text_of,
 )
 from citeworth.sources.spans import CITE, make_paragraph
+from citeworth.text.anchors import resolve_citations
 
 FIELD_SCHEME = "pmc"
 PLOS_SCHEME = "plos"

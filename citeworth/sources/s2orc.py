@@ -14,7 +14,7 @@ One release folder of single-paper files is one shard. An optional metadata JSON
 abstract comes from the parse; authors and ids from the file's ``metadata`` (a numeric ``paper_id``
 is the Semantic Scholar corpus id); bibliography entries carry author surnames, ``other_ids`` and
 their ``link`` (the cited paper's corpus id). Citation spans without a link are resolved by
-core/anchors.py.
+text/anchors.py.
 """
 
 from __future__ import annotations
@@ -23,7 +23,6 @@ import re
 from collections.abc import Iterator
 from pathlib import Path
 
-from citeworth.core.anchors import resolve_citations
 from citeworth.core.paper import BibEntry, Paper, Paragraph
 from citeworth.sources.base import BadRecord, RecordError, Shard, guarded
 from citeworth.sources.facts import (
@@ -41,6 +40,7 @@ from citeworth.sources.facts import (
 )
 from citeworth.sources.lines import decode_json
 from citeworth.sources.spans import CITE, RawSpan, make_paragraph, raw_span
+from citeworth.text.anchors import resolve_citations
 
 # The paper id a single-paper file declares (its first unescaped "paper_id" key), found without
 # parsing the file.

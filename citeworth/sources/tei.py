@@ -8,7 +8,7 @@ sibling divs). Citations are ``<ref type="bibr" target="#b3">`` (ref id "b3"); f
 formula and footnote ``<ref>``s and inline ``<formula>``s are ``ref_spans`` (see markup.py). The
 bibliography is ``<listBibl><biblStruct xml:id>`` (title, year, raw reference, author surnames, DOI /
 arXiv / PubMed ids). Citations GROBID left without a target, or printed as a range over two
-``<ref>``s ("[1]–[4]"), are resolved by number or by surname + year (core/anchors.py). The header
+``<ref>``s ("[1]–[4]"), are resolved by number or by surname + year (text/anchors.py). The header
 gives the paper's abstract, authors and identifiers.
 
 TEI does not know fields of study. ``metadata`` may name a JSONL whose rows are S2ORC-style
@@ -24,7 +24,6 @@ import xml.etree.ElementTree as ET
 from collections.abc import Iterator
 from pathlib import Path
 
-from citeworth.core.anchors import resolve_citations
 from citeworth.core.paper import BibEntry, Paper, Paragraph
 from citeworth.sources.base import BadRecord, RecordError, Shard
 from citeworth.sources.facts import (
@@ -53,6 +52,7 @@ from citeworth.sources.markup import (
     text_of,
 )
 from citeworth.sources.spans import CITE, make_paragraph
+from citeworth.text.anchors import resolve_citations
 
 TEI = "http://www.tei-c.org/ns/1.0"
 NS = {"t": TEI}

@@ -53,6 +53,11 @@ def _dvc_remote() -> Param:
                      "DVC remote to push to (e.g. s3); empty: the default remote")
 
 
+def _overrides(example: str) -> Param:
+    return Param({}, type="object", description=f"Any other params, e.g. {example}: only the keys named "
+                 "change, as with citeworth run -S key.path=value")
+
+
 # The trigger form. Empty fields keep the value params.yaml has; a run writes what it used into
 # its workspace's params.yaml, so its dvc.lock entry and a later `dvc repro` agree. A run with any
 # value besides source / release / push / remote / force is an experiment (branch runs/<run id>).
@@ -64,7 +69,7 @@ DATASET_PARAMS: dict[str, Param] = {
     "sample_size": _optional(None, "integer", "Paragraphs kept per field (assemble.per_field); "
                              "empty: as in params.yaml", minimum=1),
     "workers": _optional(None, "integer", "Worker processes of download/curate", minimum=1),
-    "overrides": Param({}, type="object", description='Any other params, e.g. {"curate": {"workers": 2}}'),
+    "overrides": _overrides('{"curate_baseline": {"rules": {"min_sentences": 2}}}'),
     "force": Param(False, type="boolean", description="Rebuild a release that already has a data version"),
     "push": Param(True, type="boolean", description="dvc push the new version to the DVC remote"),
     "dvc_remote": _dvc_remote(),
@@ -74,7 +79,7 @@ MODELS_PARAMS: dict[str, Param] = {
                               "data/demo/demo-v2, or a commit); empty: the branch's latest"),
     "models": _optional(None, "array", "Models to train (train.models); empty: as in params.yaml",
                         items={"type": "string"}),
-    "overrides": Param({}, type="object", description='Any other params, e.g. {"train": {"seeds": [1]}}'),
+    "overrides": _overrides('{"train": {"seeds": [1]}}'),
     "push": Param(True, type="boolean", description="dvc push the results to the DVC remote"),
     "dvc_remote": _dvc_remote(),
 }
@@ -166,7 +171,8 @@ def stage(name: str) -> Any:
     return _run_unless_current(name)
 
 
-def _run_unless_current(name: str, overrides: list[str] | None = None, dvc_stage: str | None = None) -> Any:
+def _run_unless_current(name: str, overrides: dict[str, Any] | None = None,
+                        dvc_stage: str | None = None) -> Any:
     """Run stage ``name`` in the run's workspace unless the dvc.yaml stage(s) running it are current."""
     from citeworth.orchestration import runs, workspace
 
@@ -174,7 +180,7 @@ def _run_unless_current(name: str, overrides: list[str] | None = None, dvc_stage
     if runs.is_current(root, name, dvc_stage):
         log.info("%s current in the run's plan: skipped", dvc_stage or name)
         return {"skipped": True}
-    return workspace.run_stage(root, name, overrides or [])
+    return workspace.run_stage(root, name, overrides or {})
 
 
 @task
@@ -222,7 +228,7 @@ def export() -> dict[str, Any]:
     """Every export format, each the same call as the dvc.yaml matrix cell ``export@<format>``."""
     from citeworth.corpora.export.stage import FORMATS
 
-    return {name: _run_unless_current("export", [f"format={name}"], dvc_stage=f"export@{name}")
+    return {name: _run_unless_current("export", {"format": name}, dvc_stage=f"export@{name}")
             for name in FORMATS}
 
 
@@ -240,7 +246,7 @@ def train_model(model: str) -> Any:
     check, as for a domain cell: parallel tasks never consult DVC)."""
     from citeworth.orchestration import workspace
 
-    return workspace.run_stage(_workspace(), "train", [f"models=[{model}]"])
+    return workspace.run_stage(_workspace(), "train", {"models": [model]})
 
 
 @task
@@ -256,12 +262,10 @@ def domain_cell(cell: list[str]) -> Any:
     """Train on one field, test on another; a cell whose fingerprinted result is current is a no-op."""
     from citeworth.orchestration import workspace
 
-    train_field, test_field = cell
-    return workspace.run_stage(_workspace(), "domains",
-                               [f"cells=[[{train_field}, {test_field}]]", "aggregate=false"])
+    return workspace.run_stage(_workspace(), "domains", {"cells": [cell], "aggregate": False})
 
 
 @task(queue=TRAIN_QUEUE)
 def domains_aggregate() -> Any:
     """The matrix, embedding clusters, plots and Table 5 from every cell: the ``domains`` stage's outputs."""
-    return _run_unless_current("domains", ["cells=[]", "aggregate=true"])
+    return _run_unless_current("domains", {"cells": [], "aggregate": True})

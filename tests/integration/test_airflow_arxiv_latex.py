@@ -88,11 +88,11 @@ def test_dataset_dag_builds_a_dataset_from_an_arxiv_bulk_tar(tmp_path, mirror, m
             # share, and two papers cannot fill bounded dev/test splits of several fields.
             "validate": {
                 "max_bad_raw_records": 0.5,
-                "soft_checks": [
+                "soft_checks": {"arxiv_s3": [
                     "split_fields.field_share_in_bounds",
                     "split_labels.all_splits_present",
                     "split_labels.cite_worthy_share_in_bounds",
-                ],
+                ]},
             },
         },
     }

@@ -41,7 +41,8 @@ TINY_MODELS = {
     "models": ["tfidf_lr"],
     "push": False,
     "overrides": {
-        "domains": {"model": {"kind": "tfidf_lr"},
+        # merged key by key into params.yaml's sections (the context model's other keys stay, unused)
+        "domains": {"model": {"kind": "tfidf_lr", "label": "Logistic Regression"},
                     "embedding": {"sentences_per_field": 16, "max_length": 32, "cluster_dims": 2}},
         "transfer": {
             "variants": ["Cite"],

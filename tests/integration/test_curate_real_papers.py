@@ -11,8 +11,8 @@ import pytest
 
 from citeworth.curate.config import CurationConfig
 from citeworth.curate.engine import Curator
-from citeworth.curate.sentences import SentenceSplitter
 from citeworth.sources import BadRecord, discover_shards, read_shard
+from citeworth.text.sentences import SentenceSplitter
 
 UNARXIVE = "github/IllDepence/unarXive/doc/unarXive_data_sample.tar.gz"
 S2ORC = "github/allenai/s2orc-doc2json/tests/s2orc/*/*.json"

@@ -6,7 +6,6 @@ session in a project folder, with CITEWORTH_MIRROR pointing at the mirror."""
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import hashlib
 import json
 import shutil
@@ -20,6 +19,9 @@ from citeworth.download.params import DownloadParams, LegacyS2orcParams
 from citeworth.download.stage import download
 
 UNARXIVE = "github/IllDepence/unarXive/doc/unarXive_data_sample"
+
+
+DEMO = {"source": "demo", "release": "latest"}  # the newest demo release
 
 
 @pytest.fixture(scope="module")
@@ -64,7 +66,7 @@ def test_the_manifest_lists_every_file_sorted_with_checksums(demo_dir):
 def test_a_second_run_is_a_no_op(demo_dir):
     manifest = (demo_dir / "MANIFEST.json").read_bytes()
     before = files_under(demo_dir)
-    summary = download(DownloadParams(out_dir=demo_dir.parents[1]))
+    summary = download(DownloadParams(**DEMO, out_dir=demo_dir.parents[1]))
     assert (summary["fetched"], summary["skipped"], summary["bytes_fetched"]) == (0, len(demo_registry()), 0)
     assert (demo_dir / "MANIFEST.json").read_bytes() == manifest
     after = files_under(demo_dir)
@@ -73,12 +75,12 @@ def test_a_second_run_is_a_no_op(demo_dir):
 
 
 def test_a_damaged_file_or_unpacked_member_is_restored(mirror, tmp_path):
-    download(DownloadParams(out_dir=tmp_path, include=["github/IllDepence/*"]))
+    download(DownloadParams(**DEMO, out_dir=tmp_path, include=["github/IllDepence/*"]))
     release = tmp_path / "demo" / "demo-v2"
     manifest = (release / "MANIFEST.json").read_bytes()
     (release / "github/IllDepence/unarXive/doc/data_format.md").write_text("damaged")
     (release / UNARXIVE / "README").unlink()
-    summary = download(DownloadParams(out_dir=tmp_path, include=["github/IllDepence/*"]))
+    summary = download(DownloadParams(**DEMO, out_dir=tmp_path, include=["github/IllDepence/*"]))
     assert summary["fetched"] == 1 and summary["unpacked_files"] == 3
     assert (release / UNARXIVE / "README").exists()
     assert (release / "MANIFEST.json").read_bytes() == manifest
@@ -86,7 +88,7 @@ def test_a_damaged_file_or_unpacked_member_is_restored(mirror, tmp_path):
 
 def test_a_missing_mirror_folder_fails_clearly(mirror, tmp_path):
     with pytest.raises(StageFailed, match="mirror folder .* does not exist"):
-        download(DownloadParams(out_dir=tmp_path, mirror=str(tmp_path / "nowhere")))
+        download(DownloadParams(**DEMO, out_dir=tmp_path, mirror=str(tmp_path / "nowhere")))
 
 
 def test_a_release_name_cannot_escape_the_output_folder(tmp_path):
@@ -106,8 +108,8 @@ def test_an_older_release_lacks_the_optional_inputs_and_that_is_no_error(mirror,
 
     shutil.copy(Path(__file__).resolve().parents[2] / "params.yaml", tmp_path / "params.yaml")
     params_file.apply_params(tmp_path, {"download": {"release": "demo-v1"}})
-    summary = download(dataclasses.replace(stage_params("download", path=tmp_path / "params.yaml"),
-                                           out_dir=tmp_path / "raw"))
+    summary = download(stage_params("download", path=tmp_path / "params.yaml").model_copy(
+        update={"out_dir": tmp_path / "raw"}))
     assert (summary["release"], summary["files"]) == ("demo-v1", 42)
     curate = stage_params("curate", path=tmp_path / "params.yaml")
     with contextlib.chdir(tmp_path):  # inputs are relative to the project root

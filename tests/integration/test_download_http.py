@@ -253,7 +253,8 @@ def test_demo_from_an_http_mirror_resumes_and_verifies(s2, mirror, tmp_path):
     s2.mirror = mirror
     archive = "github/IllDepence/unarXive/doc/unarXive_data_sample.tar.gz"
     s2.drop_after = {f"/mirror/{archive}": 500_000}
-    summary = download(DownloadParams(out_dir=tmp_path, mirror=f"{s2.base}/mirror", backoff=0.01))
+    summary = download(DownloadParams(source="demo", release="latest", out_dir=tmp_path,
+                                      mirror=f"{s2.base}/mirror", backoff=0.01))
     assert summary["fetched"] == len(demo_registry())
     assert resumed_from(s2, f"/mirror/{archive}") == [0, 458752]
     unpacked = tmp_path / "demo" / "demo-v2" / "github/IllDepence/unarXive/doc/unarXive_data_sample"

@@ -44,7 +44,8 @@ def papers_of(inputs: list[InputSpec]) -> dict:
 
 
 def test_unarxive_export_reads_back_with_the_same_spans(inputs, tmp_path):
-    summary = export(ExportParams(inputs=inputs, format="unarxive", out_dir=tmp_path, stats_dir=tmp_path))
+    summary = export(ExportParams(inputs=inputs, format="unarxive", out_dir=tmp_path, stats_dir=tmp_path,
+                          spacy_model=None))
     originals = papers_of(inputs)
     assert summary["papers"] == len(originals) and not any(k.startswith("quarantined") for k in summary)
     files = sorted((tmp_path / "unarxive").glob("*.jsonl"))
@@ -66,7 +67,8 @@ def test_unarxive_export_reads_back_with_the_same_spans(inputs, tmp_path):
 
 
 def test_export_is_byte_identical_on_rerun_and_replaces_old_files(inputs, tmp_path):
-    params = ExportParams(inputs=inputs[:2], format="unarxive", out_dir=tmp_path, stats_dir=tmp_path)
+    params = ExportParams(inputs=inputs[:2], format="unarxive", out_dir=tmp_path, stats_dir=tmp_path,
+                          spacy_model=None)
     export(params)
     first = {p.name: p.read_bytes() for p in (tmp_path / "unarxive").iterdir()}
     (tmp_path / "unarxive" / "stale.jsonl").write_text("{}\n")
@@ -75,7 +77,8 @@ def test_export_is_byte_identical_on_rerun_and_replaces_old_files(inputs, tmp_pa
 
 
 def test_a_failed_export_leaves_the_previous_one(inputs, tmp_path, monkeypatch):
-    params = ExportParams(inputs=inputs[:1], format="unarxive", out_dir=tmp_path, stats_dir=tmp_path)
+    params = ExportParams(inputs=inputs[:1], format="unarxive", out_dir=tmp_path, stats_dir=tmp_path,
+                          spacy_model=None)
     export(params)
     before = {p.name: p.read_bytes() for p in (tmp_path / "unarxive").iterdir()}
 
@@ -90,7 +93,8 @@ def test_a_failed_export_leaves_the_previous_one(inputs, tmp_path, monkeypatch):
 
 
 def test_grabcite_files(inputs, tmp_path):
-    summary = export(ExportParams(inputs=inputs[:2], format="grabcite", out_dir=tmp_path, stats_dir=tmp_path))
+    summary = export(ExportParams(inputs=inputs[:2], format="grabcite", out_dir=tmp_path, stats_dir=tmp_path,
+                          spacy_model=None))
     assert summary["papers"] == 2
     folder = tmp_path / "grabcite"
     assert sorted(p.name for p in folder.iterdir()) == [

@@ -13,8 +13,8 @@ from citeworth.core.paper import Paper
 from citeworth.corpora.related_work.gold import detect, gold_inputs, load_gold, score
 from citeworth.corpora.related_work.record import CITED, paper_record
 from citeworth.corpora.related_work.sections import SectionFinder
-from citeworth.curate.sentences import SentenceSplitter
 from citeworth.sources import BadRecord, InputSpec, input_shards, read_shard
+from citeworth.text.sentences import SentenceSplitter
 
 GOLD = Path(__file__).resolve().parents[1] / "gold" / "related_work.json"
 

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import json
 
-from citeworth.curate import citations as cit
-from citeworth.curate.fields import CITEWORTH_FIELDS
-from citeworth.curate.sections import SectionFilter
+from citeworth.text import citations as cit
+from citeworth.text.fields import CITEWORTH_FIELDS
+from citeworth.text.sections import SectionFilter
 
 
 def test_jats_articles_yield_clean_paragraphs(demo_dataset):

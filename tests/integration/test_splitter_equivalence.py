@@ -15,11 +15,11 @@ import pytest
 
 from citeworth.core.io import dumps
 from citeworth.core.paper import Paper
-from citeworth.curate import pysbd_regex
 from citeworth.curate.config import CurationConfig
 from citeworth.curate.engine import Curator
-from citeworth.curate.sentences import _WHITESPACE_TO_SPACES, SentenceSplitter, _stripped
 from citeworth.sources import BadRecord, discover_shards, read_shard
+from citeworth.text import pysbd_regex
+from citeworth.text.sentences import _WHITESPACE_TO_SPACES, SentenceSplitter, _stripped
 
 CORPORA = [("unarxive", "github/IllDepence/unarXive/doc/unarXive_data_sample.tar.gz"),
            ("jats", "github/PLOS/allofplos/allofplos/starter_corpus/*.xml"),

@@ -84,8 +84,10 @@ def project(tmp_path_factory):
     }
     # One thread: the models are tiny, and a second thread only adds overhead (and contention).
     params = {"train": {"models": list(catalog), "catalog": catalog, "seeds": [1], "saliency_examples": 2,
-                        "threads": 1},
-              "report": {}}
+                        "threads": 1, "data_dir": "data/citeworth", "models_dir": "models",
+                        "metrics_dir": "metrics/models", "plots_dir": "plots/models"},
+              "report": {"metrics_dir": "metrics/models", "metrics_path": "metrics/models.json",
+                         "table_path": "reports/table4.md"}}
     (root / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
     return root
 

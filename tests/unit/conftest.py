@@ -13,7 +13,8 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 # Libraries a DAG file must not import at parse time (they belong inside task bodies).
 HEAVY_MODULES = ["torch", "transformers", "spacy", "scispacy", "dvc.repo", "great_expectations", "pandas",
-                 "sklearn", "citeworth.curate", "citeworth.download", "citeworth.models.train"]
+                 "sklearn", "citeworth.curate", "citeworth.text", "citeworth.download",
+                 "citeworth.models.train"]
 
 PARSE_SCRIPT = """
 import json, sys

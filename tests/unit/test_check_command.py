@@ -21,6 +21,7 @@ from citeworth.check.draft import CITED
 from citeworth.core.schema import CITE_WORTHY, NOT_CITE_WORTHY
 from citeworth.models.fitting import fit_model, model_spec
 from citeworth.models.scoring import NoModel, best_model
+from citeworth.models.spec import TfidfSpec
 
 ROOT = Path(__file__).resolve().parents[2]
 FIXTURES = ROOT / "tests" / "fixtures"
@@ -50,7 +51,7 @@ def dataset(rng: random.Random, n: int) -> list[dict]:
 @pytest.fixture(scope="module")
 def model_dir(tmp_path_factory) -> Path:
     rng = random.Random(3)
-    spec = model_spec("tfidf_lr", {"kind": "tfidf_lr"})
+    spec = model_spec("tfidf_lr", TfidfSpec(kind="tfidf_lr"))
     trained = fit_model(spec, dataset(rng, 40), dataset(rng, 8), 1, None)
     directory = tmp_path_factory.mktemp("models") / "tfidf_lr"
     trained.save(directory)

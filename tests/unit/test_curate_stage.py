@@ -25,7 +25,7 @@ def params(tmp_path, mirror, monkeypatch) -> stage.CurateParams:
     monkeypatch.chdir(tmp_path)
     (tmp_path / "raw").mkdir()
     shutil.copy(mirror / PAPER, tmp_path / "raw" / Path(PAPER).name)
-    return stage.CurateParams(inputs=[InputSpec("jats", "raw/*.nxml", release="t")])
+    return stage.CurateParams(inputs=[InputSpec("jats", "raw/*.nxml", release="t")], out_dir="interim")
 
 
 @pytest.fixture
@@ -52,11 +52,11 @@ def test_a_shard_is_reused_until_its_code_or_rules_change(params, curations, edi
     stage.curate_shard(params, key)
     assert len(curations) == 3
 
-    edit_code("curate/data/permissible_sections.txt")  # a rule file shipped with the code
+    edit_code("text/data/permissible_sections.txt")  # a rule file shipped with the code
     stage.curate_shard(params, key)
     assert len(curations) == 4
 
-    stricter = dataclasses.replace(params, rules=dataclasses.replace(params.rules, min_sentence_chars=30))
+    stricter = params.model_copy(update={"rules": params.rules.model_copy(update={"min_sentence_chars": 30})})
     stage.curate_shard(stricter, key)  # a rule in params.yaml
     assert len(curations) == 5
 
@@ -64,8 +64,9 @@ def test_a_shard_is_reused_until_its_code_or_rules_change(params, curations, edi
 def test_an_edit_outside_the_shard_code_reuses_it(params, curations, edit_code):
     (key,) = stage.list_shards(params)
     stage.curate_shard(params, key)
-    edit_code("models/tfidf.py")
-    stage.curate_shard(params, key)
+    for elsewhere in ("models/tfidf.py", "curate/assemble.py", "curate/annotation.py"):
+        edit_code(elsewhere)  # another stage's code, in curate/ or not
+        stage.curate_shard(params, key)
     assert len(curations) == 1
 
 
@@ -106,7 +107,7 @@ def releases(tmp_path, mirror, monkeypatch, curations):
 def _from_scratch(params: stage.CurateParams, store: Path, monkeypatch) -> Path:
     """``params`` curated again into a fresh folder with an empty shard store; that folder."""
     monkeypatch.setenv("CITEWORTH_SHARD_STORE", str(store))
-    fresh = dataclasses.replace(params, out_dir=Path(f"{params.out_dir}_from_scratch"))
+    fresh = params.model_copy(update={"out_dir": Path(f"{params.out_dir}_from_scratch")})
     stage.curate(fresh)
     return fresh.out_dir
 
@@ -132,7 +133,7 @@ def test_a_renamed_shard_is_reused_byte_for_byte(releases, curations, tmp_path, 
     renamed = dataclasses.replace(moved, name="2024-02-01_more", release="2024-02-01")
     reused = stage.curate_shard(v1, renamed)
     assert len(curations) == 2 and reused["shard"] == "jats__2024-02-01_more"
-    fresh = dataclasses.replace(v1, out_dir=Path("fresh"))
+    fresh = v1.model_copy(update={"out_dir": Path("fresh")})
     monkeypatch.setenv("CITEWORTH_SHARD_STORE", "off")
     assert stage.curate_shard(fresh, renamed) == reused and len(curations) == 3
     for kind in ("paragraphs/jats__2024-02-01_more.jsonl", "quarantine/jats__2024-02-01_more.jsonl",
@@ -147,13 +148,13 @@ def test_a_changed_input_rule_or_code_is_curated_again(releases, curations, edit
     stage.curate(v2)
     assert len(curations) == 4  # the changed shard and the new one
 
-    stricter = dataclasses.replace(v2, out_dir=Path("strict"),
-                                   rules=dataclasses.replace(v2.rules, min_sentence_chars=30))
+    stricter = v2.model_copy(update={"out_dir": Path("strict"),
+                                   "rules": v2.rules.model_copy(update={"min_sentence_chars": 30})})
     stage.curate(stricter)
     assert len(curations) == 7  # other rules: no shard is reused
 
     edit_code("sources/jats.py")
-    stage.curate(dataclasses.replace(v2, out_dir=Path("edited")))
+    stage.curate(v2.model_copy(update={"out_dir": Path("edited")}))
     assert len(curations) == 10  # other code: no shard is reused
 
 
@@ -162,7 +163,7 @@ def test_a_rerun_skips_and_a_release_built_over_another_rewrites_it(releases, cu
     before = _tree(v1.out_dir)
     stage.curate(v1)
     assert _tree(v1.out_dir) == before and len(curations) == 2  # finished: untouched
-    in_place = dataclasses.replace(v2, out_dir=v1.out_dir)  # a workspace holding v1's outputs builds v2
+    in_place = v2.model_copy(update={"out_dir": v1.out_dir})  # a workspace holding v1's outputs builds v2
     stage.curate(in_place)
     assert len(curations) == 3
     assert json.loads((v1.out_dir / "stats" / "jats__more.json").read_text())["release"] == "v2"
@@ -176,7 +177,7 @@ def test_a_damaged_copy_in_the_store_is_curated_afresh_and_stored_anew(releases,
         (entry / "paragraphs.jsonl").write_text("{not json\n")
     stage.curate(v2)
     assert len(curations) == 5  # the new shard and both damaged ones
-    stage.curate(dataclasses.replace(v2, out_dir=Path("again")))
+    stage.curate(v2.model_copy(update={"out_dir": Path("again")}))
     assert len(curations) == 5  # the store holds good copies again
     assert _tree(v2.out_dir) == _tree(Path("again"))
     assert _tree(v2.out_dir) == _tree(_from_scratch(v2, tmp_path / "empty_store", monkeypatch))

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -156,4 +157,36 @@ def test_the_mapped_train_task_asks_the_stage_s_fingerprint_not_the_run_s_plan(t
     monkeypatch.setattr(tasks, "_workspace", lambda: tmp_path)
     monkeypatch.setattr(workspace, "run_stage", lambda *call: calls.append(call) or {"tfidf_lr": {"f1": 0.5}})
     assert tasks.train_model.function("tfidf_lr") == {"tfidf_lr": {"f1": 0.5}}
-    assert calls == [(tmp_path, "train", ["models=[tfidf_lr]"])]
+    assert calls == [(tmp_path, "train", {"models": ["tfidf_lr"]})]
+
+
+def test_the_tasks_typed_overrides_build_the_params_of_the_dvc_yaml_commands(tmp_path, monkeypatch):
+    """A mapped task passes its overrides as values, never as YAML text; they build the params the
+    dvc.yaml stage's `citeworth run ... -S` command builds (a model or field named like a YAML
+    boolean or number, or holding a comma, stays the string it is)."""
+    from citeworth_airflow import tasks
+
+    from citeworth.core.params import parse_assignments
+    from citeworth.orchestration import runs, workspace
+    from citeworth.stages import stage_params
+
+    shutil.copy(ROOT / "params.yaml", tmp_path / "params.yaml")
+    (tmp_path / runs.PLAN_FILE).parent.mkdir(parents=True)
+    (tmp_path / runs.PLAN_FILE).write_text(json.dumps({"stale": ["export@unarxive", "export@grabcite"],
+                                                       "commands": {}}))
+    calls = []
+    monkeypatch.setattr(tasks, "_workspace", lambda: tmp_path)
+    monkeypatch.setattr(workspace, "run_stage", lambda _, stage, overrides: calls.append((stage, overrides)))
+    tasks.train_model.function("tfidf_lr")
+    tasks.export.function()
+    tasks.domain_cell.function(["biology", "no"])
+    tasks.domains_aggregate.function()
+    # each dvc.yaml command (or, for a domain cell, the -S a user types), item values filled in
+    commands = [("train", ["models=[tfidf_lr]"]),
+                ("export", ["format=unarxive"]), ("export", ["format=grabcite"]),
+                ("domains", ["cells=[[biology, 'no']]", "aggregate=false"]),
+                ("domains", ["cells=[]", "aggregate=true"])]
+    assert [stage for stage, _ in calls] == [stage for stage, _ in commands]
+    for (stage, overrides), (_, args) in zip(calls, commands, strict=True):
+        assert workspace.stage_params(tmp_path, stage, overrides) == \
+            stage_params(stage, parse_assignments(args), tmp_path / "params.yaml")

@@ -29,6 +29,10 @@ WORDS = {"Biology": "cells protein gene tissue", "Physics": "quantum field energ
          "Computer Science": "algorithm network model data", "Economics": "market price trade"}
 
 
+# The paths params.yaml gives (no defaults: dvc.yaml names them).
+PATHS = dict(data_dir="data/citeworth", cells_dir="metrics/domains", metrics_path="metrics/domains.json",
+             plots_dir="plots/domains", table_path="reports/table5.md")
+
 def paragraph(field: str, paper: int, idx: int) -> dict:
     """A paragraph of two sentences: one cite-worthy ("prior work"), one not."""
     words = WORDS[field]
@@ -90,11 +94,11 @@ def test_a_paper_in_two_fields_is_reported_as_leakage():
 def test_fields_and_cells_selection():
     rows = records()
     # Economics has 2 papers: too few to split train/dev/test.
-    assert select_fields(rows, DomainsParams()) == ["Biology", "Computer Science", "Physics"]
+    assert select_fields(rows, DomainsParams(**PATHS)) == ["Biology", "Computer Science", "Physics"]
     with pytest.raises(StageFailed, match="fewer than 3 papers"):
-        select_fields(rows, DomainsParams(fields=["Biology", "Economics"]))
+        select_fields(rows, DomainsParams(**PATHS, fields=["Biology", "Economics"]))
     with pytest.raises(StageFailed, match="at least 4 fields"):
-        select_fields(rows, DomainsParams(min_fields=4))
+        select_fields(rows, DomainsParams(**PATHS, min_fields=4))
     fields = ["Biology", "Computer Science", "Physics"]
     assert len(requested_cells("all", fields)) == 9
     assert requested_cells([["computer_science", "Biology"]], fields) == [("Computer Science", "Biology")]
@@ -151,7 +155,8 @@ def test_stage_runs_cells_one_at_a_time_then_aggregates(tmp_path, tiny_encoder, 
     rows = records()
     for i, split in enumerate(("train", "dev", "test")):
         write_jsonl(tmp_path / f"data/citeworth/{split}.jsonl", rows[i::3])
-    params = dict(model={"kind": "tfidf_lr"}, embedding=EmbeddingParams(encoder=tiny_encoder, cluster_dims=4))
+    params = dict(model={"kind": "tfidf_lr"}, embedding=EmbeddingParams(encoder=tiny_encoder, cluster_dims=4),
+                  **PATHS)
 
     planned = plan_cells(DomainsParams(**params))
     assert len(planned) == 9 and planned[1] == ["biology", "computer_science"]
@@ -192,8 +197,8 @@ def test_cached_field_models_are_retrained_after_a_change_under_models(tmp_path,
     real_fit = cells.fit_model
     monkeypatch.setattr(cells, "fit_model", lambda spec, train, *rest, **kw: fits.append(train[0]["paper_id"])
                         or real_fit(spec, train, *rest, **kw))
-    params = DomainsParams(model={"kind": "tfidf_lr"}, cells=[["biology", "biology"], ["biology", "physics"]],
-                           aggregate=False)
+    params = DomainsParams(**PATHS, model={"kind": "tfidf_lr"},
+                           cells=[["biology", "biology"], ["biology", "physics"]], aggregate=False)
 
     assert domains(params)["cells_run"] == 2 and len(fits) == 1  # one Biology model for both cells
     assert domains(params)["cells_run"] == 0 and len(fits) == 1  # nothing changed: current
@@ -203,6 +208,9 @@ def test_cached_field_models_are_retrained_after_a_change_under_models(tmp_path,
         return domains(params)
 
     assert rerun_as_dvc_does()["cells_run"] == 2 and len(fits) == 1  # same code: the cached model serves
+    edit_code("studies/domains/tables.py")  # Table 5's formatting: no cell's code
+    edit_code("report/stage.py")  # Table 4's
+    assert domains(params)["cells_run"] == 0 and len(fits) == 1  # every cell current
     edit_code("models/tfidf.py")
     assert rerun_as_dvc_does()["cells_run"] == 2 and len(fits) == 2  # retrained, not the old code's model
     assert domains(params)["cells_run"] == 0 and len(fits) == 2

@@ -190,7 +190,7 @@ def test_arxiv_manifest_months_order_across_the_century():
 
 
 def test_the_demo_calendar_answers_the_sensor_and_the_backfill_by_date():
-    params = DownloadParams()
+    params = DownloadParams(source="demo", release="latest", out_dir="raw")
     assert releases.available_releases(params) == ["demo-v1", "demo-v2"]
     assert releases.newer_release_available("demo", None, params) == "demo-v2"
     assert releases.newer_release_available("demo", "demo-v1", params) == "demo-v2"
@@ -206,7 +206,7 @@ def test_the_demo_calendar_answers_the_sensor_and_the_backfill_by_date():
 
 
 def test_a_fixed_snapshot_answers_the_sensor_without_network():
-    legacy = DownloadParams(source="s2orc_legacy", release="20200705v1")
+    legacy = DownloadParams(source="s2orc_legacy", release="20200705v1", out_dir="raw")
     assert releases.newer_release_available("s2orc_legacy", "20200705v1", legacy) is None
 
 

@@ -156,8 +156,7 @@ def test_mean_pooling_averages_each_sentence_span_with_its_separator(tokenizer):
 
 
 def test_an_unknown_pooling_is_a_params_error():
-    from citeworth.core.params import ParamsError
     from citeworth.models.spec import ContextParams
 
-    with pytest.raises(ParamsError, match="context.pooling"):
+    with pytest.raises(ValueError, match="pooling"):
         ContextParams(pooling="max")

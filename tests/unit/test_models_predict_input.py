@@ -8,7 +8,7 @@ import pytest
 from citeworth.curate.config import CurationConfig
 from citeworth.models.predict import iter_paragraphs
 
-LIMIT = CurationConfig.max_paragraph_chars
+LIMIT = CurationConfig.model_fields["max_paragraph_chars"].default
 
 
 @pytest.mark.parametrize(("name", "data", "message"), [

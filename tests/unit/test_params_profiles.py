@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from citeworth.core.params import ParamsError, load_document, overlay
+from citeworth.core.params import ParamsError, apply_overrides, load_document
 from citeworth.models.fitting import model_spec
 from citeworth.stages import STAGES, stage_params
 
@@ -15,10 +15,10 @@ ROOT = Path(__file__).resolve().parents[2]
 PAPER = ROOT / "params" / "paper.yaml"
 
 
-def test_an_overlay_merges_mappings_and_replaces_everything_else():
+def test_a_profile_merges_mappings_and_replaces_everything_else():
     base = {"train": {"seeds": [1], "catalog": {"a": {"lr": 1, "steps": 5}}, "threads": 1}, "other": 3}
     changes = {"train": {"seeds": [1, 2], "catalog": {"a": {"steps": None}}, "threads": None}}
-    assert overlay(base, changes) == {
+    assert apply_overrides(base, changes) == {
         "train": {"seeds": [1, 2], "catalog": {"a": {"lr": 1, "steps": None}}, "threads": None}, "other": 3}
 
 

@@ -138,7 +138,8 @@ def test_without_a_service_the_cli_says_so_in_one_line_and_exits_non_zero(tmp_pa
     (tmp_path / "pdfs").mkdir()
     (tmp_path / "pdfs" / "a.pdf").write_bytes((mirror / "github/kermitt2/grobid_client_python/resources/"
                                                "test_pdf/0046d83a-edd6-4631-b57c-755cdcce8b7f.pdf").read_bytes())
-    (tmp_path / "params.yaml").write_text("pdf2tei:\n  retries: 0\n")
+    (tmp_path / "params.yaml").write_text("pdf2tei:\n  inputs: pdfs/**/*.pdf\n  out_dir: raw/pdf2tei\n"
+                                          "  retries: 0\n")
     url = closed_port_url()
     env = os.environ | {URL_ENV: url}
     done = subprocess.run([sys.executable, "-m", "citeworth.cli", "run", "pdf2tei"], cwd=tmp_path,

@@ -1,17 +1,16 @@
-"""One pipeline graph: dvc.yaml's code deps cover what each stage imports, each fingerprint's declared
-code covers what its unit imports, and both Airflow DAGs have dvc.yaml's dependencies.
+"""One pipeline graph: dvc.yaml's code deps are exactly what each stage imports, each fingerprint's
+code is what its unit imports and nothing else, every data path comes from params.yaml, and both
+Airflow DAGs have dvc.yaml's dependencies.
 
-What a stage imports is read from the source (every ``import`` and ``from ... import``, also those
-inside functions, which load lazily; and module names written as strings, such as the registry of
-model kinds), followed transitively from the stage function's module.
+What a module imports is read from the source by ``citeworth.core.codedeps`` (its own tests:
+tests/unit/test_core_codedeps.py); here it is held against dvc.yaml and the fingerprints.
 """
 
 from __future__ import annotations
 
 import ast
-import functools
 import importlib
-import importlib.util
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -19,136 +18,111 @@ from pathlib import Path
 import pytest
 import yaml
 
+from citeworth.core.codedeps import code_files, imported_modules, source_file
+from citeworth.orchestration import dvc_code_deps
 from citeworth.stages import STAGES
 
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGE = "citeworth"
+DVC_STAGES = dvc_code_deps.stage_modules(ROOT / "dvc.yaml")
 
 
-def _is_module(name: str) -> bool:
-    try:
-        return importlib.util.find_spec(name) is not None
-    except ModuleNotFoundError:
-        return False
-
-
-def _with_parents(name: str) -> set[str]:
-    """``a.b.c`` -> {a.b, a.b.c}: importing a module imports its packages first (``citeworth`` itself
-    is left out: see ``test_the_package_root_holds_no_code``)."""
-    parts = name.split(".")
-    return {".".join(parts[:i]) for i in range(2, len(parts) + 1)}
-
-
-@functools.cache
-def _direct_imports(module: str) -> frozenset[str]:
-    tree = ast.parse(Path(importlib.util.find_spec(module).origin).read_text())
-    named: set[str] = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
-            named |= {alias.name for alias in node.names}
-        elif isinstance(node, ast.ImportFrom) and node.module:
-            named.add(node.module)
-            named |= {f"{node.module}.{alias.name}" for alias in node.names}
-        elif isinstance(node, ast.Constant) and isinstance(node.value, str):
-            named.add(node.value.split(":")[0])  # "citeworth.models.tfidf", "pkg.module:function"
-    ours = {name for name in named if name.startswith(f"{PACKAGE}.") and _is_module(name)}
-    return frozenset(set().union(*map(_with_parents, ours)) if ours else set())
-
-
-def imported_modules(module: str) -> set[str]:
-    """``module`` and every citeworth module it can import, transitively."""
-    seen: set[str] = set()
-    todo = sorted(_with_parents(module))
-    while todo:
-        name = todo.pop()
-        if name not in seen:
-            seen.add(name)
-            todo += sorted(_direct_imports(name) - seen)
-    return seen
-
-
-def _source(module: str) -> Path:
-    return Path(importlib.util.find_spec(module).origin).resolve()
-
-
-def _holds_code(module: str) -> bool:
-    """False for a package __init__ of only a docstring and constants: importing it runs nothing."""
-    for node in ast.parse(_source(module).read_text()).body:
-        constant = isinstance(node, ast.Expr | ast.Assign | ast.AnnAssign) and \
-            isinstance(node.value, ast.Constant)
-        if not (constant or isinstance(node, ast.ImportFrom) and node.module == "__future__"):
-            return True
-    return False
-
-
-def _code_paths(names) -> list[Path]:
-    """The folder of each package and the file of each module named."""
-    return [_source(name).parent if _source(name).name == "__init__.py" else _source(name) for name in names]
-
-
-def _uncovered(modules: set[str], covers) -> list[str]:
-    """Modules holding code whose source file no entry of ``covers`` (paths) contains."""
-    return sorted(m for m in modules if _holds_code(m)
-                  and not any(_source(m) == c or c in _source(m).parents for c in covers))
-
-
-def _dvc_stages() -> dict[str, dict]:
-    """dvc.yaml's stage definitions by the citeworth stage their command runs (foreach items expanded)."""
+def _dvc_definitions() -> dict[str, dict]:
+    """dvc.yaml's stage definitions by name (a foreach's ``do``)."""
     stages = yaml.safe_load((ROOT / "dvc.yaml").read_text())["stages"]
-    found: dict[str, dict] = {}
-    for stage in stages.values():
-        if "foreach" in stage:
-            for item in stage["foreach"].values():
-                found[item["section"]] = stage["do"]
-        else:
-            found[stage["cmd"].split()[2]] = stage
-    return found
+    return {name: stage.get("do", stage) for name, stage in stages.items()}
 
 
-def _code_deps(stage: dict) -> list[Path]:
-    return [(ROOT / dep).resolve() for dep in stage["deps"] if dep.startswith(f"{PACKAGE}/")]
+def _code_deps(name: str) -> list[str]:
+    return [dep for dep in _dvc_definitions()[name]["deps"] if dep.startswith(f"{PACKAGE}/")]
 
 
-@pytest.mark.parametrize("stage", list(STAGES))
-def test_each_dvc_stage_depends_on_all_the_code_it_imports(stage):
-    module = STAGES[stage].partition(":")[0]
-    modules = imported_modules(module)
-    assert module in modules and len(modules) > 2
-    assert _uncovered(modules, _code_deps(_dvc_stages()[stage])) == []
+def _relative(paths) -> set[Path]:
+    return {path.relative_to(ROOT) for path in paths}
 
 
-def test_a_stage_s_deps_do_not_reach_into_code_it_never_imports():
-    """"Exactly the stages it can affect": no code dep is a package the stage never imports."""
-    for stage, definition in _dvc_stages().items():
-        sources = {_source(m) for m in imported_modules(STAGES[stage].partition(":")[0])}
-        for dep in _code_deps(definition):
-            assert any(s == dep or dep in s.parents for s in sources), f"{stage}: {dep} is not imported"
+@pytest.mark.parametrize("stage", list(DVC_STAGES))
+def test_each_dvc_stage_depends_on_exactly_the_code_it_imports(stage):
+    imported = _relative(code_files(DVC_STAGES[stage]))
+    covered = dvc_code_deps.covered_files(_code_deps(stage))
+    assert sorted(imported - covered) == [], "imported, not a dep"
+    assert sorted(covered - imported) == [], "a dep, never imported"
+
+
+def test_every_stage_of_the_registry_is_a_dvc_stage():
+    assert set(DVC_STAGES.values()) == {entry.partition(":")[0] for entry in STAGES.values()}
+
+
+def test_the_command_finds_and_fixes_over_broad_and_missing_deps(tmp_path, capsys):
+    original = (ROOT / "dvc.yaml").read_text()
+    broad = original.replace("      - citeworth/report\n", "      - citeworth/models\n")
+    assert broad != original
+    (tmp_path / "dvc.yaml").write_text(broad)
+    assert dvc_code_deps.main([str(tmp_path / "dvc.yaml"), "--check"]) == 1
+    assert "code deps differ" in capsys.readouterr().err
+    assert dvc_code_deps.main([str(tmp_path / "dvc.yaml"), "--write"]) == 0
+    assert (tmp_path / "dvc.yaml").read_text() == original  # comments and other deps kept
+
+
+def test_every_data_path_of_dvc_yaml_comes_from_params():
+    """Outputs, metrics, plots and data deps are ``${...}`` like params.yaml's paths; the one
+    exception is pdf2tei's ``pdfs``, the folder of its params' glob (DVC cannot take a glob's root)."""
+    params = yaml.safe_load((ROOT / "params.yaml").read_text())
+    for name, stage in _dvc_definitions().items():
+        paths = [dep for dep in stage["deps"] if not dep.startswith(f"{PACKAGE}/")]
+        for key in ("outs", "metrics", "plots"):
+            paths += [next(iter(entry)) if isinstance(entry, dict) else entry for entry in stage.get(key, [])]
+        for path in paths:
+            if name == "pdf2tei" and path == "pdfs":
+                assert params["pdf2tei"]["inputs"].startswith("pdfs/")
+                continue
+            assert re.search(r"\$\{[^}]+\}", path), f"{name}: {path} is hard-coded"
 
 
 def test_the_package_root_holds_no_code():
-    assert not _holds_code(PACKAGE)  # only __version__: no stage dep needs it
+    """The closure leaves ``citeworth/__init__.py`` out (a version bump redoes nothing): only a
+    docstring and constants there."""
+    for node in ast.parse(source_file(PACKAGE).read_text()).body:
+        constant = isinstance(node, ast.Expr | ast.Assign | ast.AnnAssign) and \
+            isinstance(node.value, ast.Constant)
+        assert constant or isinstance(node, ast.ImportFrom) and node.module == "__future__"
 
 
-@pytest.mark.parametrize("unit, code_owner", [
-    ("citeworth.curate.stage", "citeworth.curate.stage"),  # a curated shard
-    ("citeworth.studies.domains.stage", "citeworth.studies.domains.cells"),  # cells, cached models
-    ("citeworth.studies.transfer.stage", "citeworth.studies.transfer.pretrain"),  # variants, runs
-    ("citeworth.models.loop", "citeworth.models.loop"),  # resumable checkpoints
-    ("citeworth.models.train", "citeworth.models.train"),  # a trained model (a mapped train task)
+def _fingerprinted_files(owner: str) -> set[str]:
+    """The files the fingerprint of ``owner``'s ``CODE`` digests."""
+    return {path.relative_to(ROOT).as_posix() for path in code_files(*importlib.import_module(owner).CODE)}
+
+
+@pytest.mark.parametrize("owner, covered, not_covered", [
+    # a curated shard: the rules engine (imported lazily) and the readers, not assembling or Table 2
+    ("citeworth.curate.stage", ["curate/engine.py", "sources/jats.py", "text/pysbd_regex.py"],
+     ["curate/assemble.py", "curate/annotation.py"]),
+    # a trained model: every kind of the registry (named by strings), not Table 4 or the studies
+    ("citeworth.models.train", ["models/fitting.py", "models/tfidf.py", "models/context.py"],
+     ["report/stage.py", "studies/domains/tables.py", "corpora/silver/siamese.py"]),
+    # a domain cell: the model code, not Table 5's formatting or its plots
+    ("citeworth.studies.domains.cells", ["models/fitting.py", "studies/domains/splits.py"],
+     ["studies/domains/tables.py", "studies/domains/plots.py", "report/stage.py"]),
+    # a transfer variant: pretraining and its heads, not Table 6
+    ("citeworth.studies.transfer.pretrain", ["models/loop.py", "studies/transfer/downstream.py"],
+     ["studies/transfer/tables.py", "report/stage.py"]),
 ])
-def test_each_fingerprint_covers_the_code_of_its_unit(unit, code_owner):
-    code = importlib.import_module(code_owner).CODE
-    assert _uncovered(imported_modules(unit), _code_paths(code)) == []
+def test_each_fingerprint_covers_the_code_its_unit_imports_and_no_other(owner, covered, not_covered):
+    files = _fingerprinted_files(owner)
+    assert source_file(owner).relative_to(ROOT).as_posix() in files
+    assert {f"citeworth/{path}" for path in covered} <= files
+    assert not {f"citeworth/{path}" for path in not_covered} & files
 
 
 def test_a_code_change_reruns_the_stages_that_import_it_and_only_those():
-    """The consequence, spelled out for two edits."""
-    importing = {stage for stage in STAGES
-                 if "citeworth.models.fitting" in imported_modules(STAGES[stage].partition(":")[0])}
-    assert importing == {"train", "domains"}
-    importing = {stage for stage in STAGES
-                 if "citeworth.sources.jats" in imported_modules(STAGES[stage].partition(":")[0])}
-    assert importing == {"curate", "curate_baseline", "related_work", "export", "validate", "silver"}
+    """The consequence, spelled out for four edits."""
+    def importing(module: str) -> set[str]:
+        return {stage for stage, entry in DVC_STAGES.items() if module in imported_modules(entry)}
+
+    assert importing("citeworth.models.fitting") == {"train", "domains"}
+    assert importing("citeworth.sources.jats") == {"curate", "related_work", "export", "validate", "silver"}
+    assert importing("citeworth.report.stage") == {"report"}
+    assert importing("citeworth.curate.assemble") == {"assemble"}
 
 
 # --- the DAGs have dvc.yaml's graph -----------------------------------------------------------------

@@ -23,9 +23,14 @@ from citeworth.quality.site import run_id_for
 from citeworth.quality.suites import suites
 from citeworth.quality.tables import raw_tables
 from citeworth.sources import BadRecord
+from citeworth.stages import stage_params
 
 SPLIT_PAPERS = {"train": range(0, 8), "dev": range(8, 9), "test": range(9, 10)}
 
+
+# The paths params.yaml gives (no defaults: dvc.yaml names them).
+PATHS = dict(data_dir="data/citeworth", baseline_dir=None, site_dir="reports/quality/site",
+             summary_path="reports/quality/summary.json")
 
 def sample(text: str | None, cite: bool = False, **overrides) -> dict:
     record = {"text": text, "label": "check-worthy" if cite else "non-check-worthy", "original_text": text,
@@ -138,7 +143,9 @@ def dirty(tmp_path_factory):
     (error message, summary, project)."""
     project = tmp_path_factory.mktemp("dirty")
     write_dataset(project / "data" / "citeworth", dirty_dataset())
-    (project / "params.yaml").write_text("validate:\n  baseline_dir: null\n")
+    (project / "params.yaml").write_text(
+        "validate:\n  data_dir: data/citeworth\n  baseline_dir: null\n  site_dir: reports/quality/site\n"
+        "  summary_path: reports/quality/summary.json\n")
     overrides = ["examples=50", "max_cross_split_duplicates=0.0", "field_share={min: 0.0, max: 0.9}"]
     stderr = io.StringIO()
     with contextlib.chdir(project), contextlib.redirect_stderr(stderr):
@@ -302,12 +309,30 @@ def test_a_corrupt_line_is_named(tmp_path):
         validate(params_for(tmp_path))
 
 
-def test_soft_checks_downgrade_named_checks_and_reject_unknown_names(tmp_path):
-    params = ValidateParams(soft_checks=["split_fields.field_share_in_bounds"])
+def test_soft_checks_downgrade_named_checks_of_their_source_and_reject_unknown_names(tmp_path):
+    soft = {"demo": ["split_fields.field_share_in_bounds"]}
+    params = ValidateParams(**PATHS, source="demo", soft_checks=soft)
     found = suites(params, raw=False)["split_fields"].expectations
     assert [e.meta["severity"] for e in found] == ["soft"]
-    with pytest.raises(ParamsError, match="unknown check.*'sentences.no_such_check'"):
-        suites(ValidateParams(soft_checks=["sentences.no_such_check"]), raw=False)
+    other = params.model_copy(update={"source": "s2orc_legacy"})
+    found = suites(other, raw=False)["split_fields"].expectations
+    assert [e.meta["severity"] for e in found] == ["critical"]
+    with pytest.raises(ParamsError, match="soft_checks.s2_api names unknown check.*sentences.no_such_check"):
+        suites(ValidateParams(**PATHS, soft_checks={"s2_api": ["sentences.no_such_check"]}), raw=False)
+
+
+@pytest.mark.parametrize("source,severity", [("demo", "soft"), ("arxiv_s3", "critical"),
+                                             ("s2_api", "critical")])
+def test_the_demo_field_share_warning_stays_with_the_demo_source(tmp_path, source, severity):
+    """params.yaml softens the field-share check for the demo corpus only: a real source's
+    dataset (download.source switched, nothing else) gates on it."""
+    profile = tmp_path / "profile.yaml"
+    params_yaml = Path(__file__).resolve().parents[2] / "params.yaml"
+    profile.write_text(f"extends: {params_yaml}\ndownload: {{source: {source}}}\n")
+    params = stage_params("validate", path=profile)
+    found = suites(params, raw=False)["split_fields"].expectations
+    assert [e.meta["check"] for e in found] == ["field_share_in_bounds"]
+    assert [e.meta["severity"] for e in found] == [severity]
 
 
 def raw_paper(paper_id: str, text: str, spans: list[tuple[int, int, str]]) -> Paper:
@@ -324,7 +349,7 @@ def test_raw_suite_checks_span_offsets_and_the_quarantine_rate(tmp_path):
              ("unarxive", raw_paper("shifted", text, [(23, 26, "[1]")])),
              ("unarxive", BadRecord("s0", "line 7", "missing_key:body_text", "no body_text", "{}"))]
     tables = raw_tables(items)
-    by_name = suites(ValidateParams(), raw=True)
+    by_name = suites(ValidateParams(**PATHS), raw=True)
     found = run_suites(tables, {name: by_name[name] for name in tables}, tmp_path / "site", examples=10)
     failed = {o.name: o for o in found if not o.success}
     assert set(failed) == {"raw_spans.span_ends_inside", "raw_spans.span_starts_inside",

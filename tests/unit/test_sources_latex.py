@@ -8,15 +8,23 @@ import gzip
 import io
 import json
 import tarfile
+import time
+from pathlib import Path
 
 import pytest
 
+from citeworth import cli
+from citeworth.check import latex as check_latex
 from citeworth.core.paper import Paper
 from citeworth.sources import BadRecord, discover_shards, read_shard
 from citeworth.sources.base import RecordError
 from citeworth.sources.latex import parse_tex_file, parse_tex_files
 from citeworth.sources.latex.bibliography import normalised_title, read_bbl, read_bib
+from citeworth.sources.latex.parser import EXPANSION_ALLOWANCE, Deadline, parse
+from citeworth.sources.latex.project import flatten
 from citeworth.sources.latex.reader import read
+
+ACMCONF = Path(__file__).resolve().parents[1] / "fixtures" / "latex209" / "acmconf.tex"
 
 MAIN = r"""\documentclass{article}
 \usepackage{natbib}
@@ -200,6 +208,14 @@ def test_a_fragment_without_document_body_is_read_whole_only_when_asked(tmp_path
     assert [p.text for p in full.paragraphs] == [p.text for p in parse_tex_files(project()).paragraphs]
 
 
+def test_a_malformed_symbol_macro_costs_its_text_not_the_paper():
+    """``\\sqrt[`` with no argument made pylatexenc's text conversion raise KeyError: a crash
+    (``latex_error`` in a shard, a traceback from ``citeworth check``), found by fuzzing."""
+    source = "\\documentclass{article}\\begin{document}Root \\sqrt[ \\cite{k}\n\\end{document}"
+    doc = parse_tex_files({"main.tex": source.encode()})
+    assert [p.text.split()[0] for p in doc.paragraphs] == ["Root"]
+
+
 def test_paper_resolves_keys_with_stable_ids(tmp_path):
     write_folder(tmp_path / "paper", project())
     [paper] = read_paper_items(tmp_path / "paper")
@@ -356,14 +372,107 @@ def test_torture_members_in_a_bulk_tar_are_quarantined_with_reasons_and_the_shar
     assert items[3].fields_of_study == ()  # no metadata row: curation rejects it (no_fields_of_study)
 
 
-def test_a_paper_past_its_time_limit_is_quarantined(tmp_path):
-    body = "\n\n".join(f"Paragraph {i} with \\emph{{some}} text \\cite{{k{i}}}." for i in range(400))
-    write_folder(
-        tmp_path / "slow",
-        {"slow.tex": ("\\documentclass{article}\\begin{document}" + body + "\\end{document}").encode()},
+def acmconf(repeats: int) -> str:
+    """The LaTeX 2.09 fixture with its sections written ``repeats`` times."""
+    text = ACMCONF.read_text()
+    start, end = text.index("\\section{Introduction}"), text.index("\\begin{thebibliography}")
+    return text[:start] + text[start:end] * repeats + text[end:]
+
+
+def test_a_latex_209_paper_reads_paragraph_by_paragraph():
+    doc = parse_tex_file(ACMCONF)
+    text = texts(doc)
+    assert doc.title == "Polynomial Bounds for Black-Box Quantum Search"  # without its \thanks
+    assert [p.section for p in doc.paragraphs] == ["Introduction"] * 3 + ["The Model"] * 2 + [
+        "Lower Bounds"] * 4 + ["Conclusion"]
+    # \begin{equation} closed by the shorthand \ee: the rest of the paper is not one formula.
+    assert "builds on." in text and doc.inline_bibliography and len(doc.cited_keys) == 6
+    # \be ... \ee and \ba ... \ea are formulas, not text; the authors' parboxes are not text.
+    assert not {"α", "θ", "≤", "="} & set(text)
+    assert not {"2in", "Fixture", "Foundation"} & set(text.split())
+    assert "steps, {{formula:" in text and "}} where" in text
+
+
+def test_unclosed_maths_ends_at_its_paragraph_break():
+    """An equation whose \\end (or ``\\]``) never comes held the rest of the paper (pylatexenc
+    reads to the end); LaTeX ends maths at a blank line, and so does the reader."""
+    closed = ACMCONF.read_text()
+    unclosed = closed.replace("\\ket{k},\n\\ee", "\\ket{k},")
+    assert unclosed != closed
+    doc = parse_tex_files({"main.tex": unclosed.encode()})
+    assert [p.section for p in doc.paragraphs] == [p.section for p in parse_tex_file(ACMCONF).paragraphs]
+    assert doc.inline_bibliography and "builds on." not in texts(doc)  # in the formula, as in LaTeX
+    source = "\\documentclass{article}\\begin{document}Text \\[ x = 1\n\nNext \\cite{k}.\n\\end{document}"
+    doc = parse_tex_files({"main.tex": source.encode()})
+    assert [p.text.split()[0] for p in doc.paragraphs] == ["Text", "Next"] and doc.cited_keys == ["k"]
+
+
+def test_unclosed_macro_arguments_cost_parse_work_linear_in_the_source():
+    """runaway.tex: four unclosed braces in a user macro's argument, whose expansions re-parsed
+    the rest of the paper at every nested use (34 s, then a recursion error). Work is counted in
+    steps (tokens read and nodes walked) per character, against the paper it is made from."""
+    plain, plain_work = steps_per_character("acmconf.tex")
+    doc, work = steps_per_character("runaway.tex")
+    assert work < 1.5 * plain_work
+    assert len(doc.paragraphs) == 8 * len(plain.paragraphs)  # each read once
+
+
+def test_expansions_parse_at_most_the_paper_and_an_allowance():
+    """Two macros expanding into each other double the distinct bodies at each level, to the
+    nesting limit: 1,024 bodies of 1 KB from a 1 KB paper (1.6 million steps, 8 s). Past the
+    allowance a macro's argument is read unexpanded."""
+    source = (r"\documentclass{article}\newcommand{\x}[1]{\y{#1a}\y{#1b}}\newcommand{\y}[1]{\x{#1c}\x{#1d}}"
+              r"\begin{document}\x{" + "lorem " * 150 + "}\n\\end{document}")
+    deadline = Deadline()
+    doc = parse(flatten({"main.tex": source}, "main.tex"), deadline)
+    assert deadline.steps < 2 * EXPANSION_ALLOWANCE and "lorem" in texts(doc)
+
+
+def steps_per_character(fixture: str):
+    source = (ACMCONF.parent / fixture).read_text()
+    deadline = Deadline()
+    return parse(flatten({"main.tex": source}, "main.tex"), deadline), deadline.steps / len(source)
+
+
+def test_the_time_limit_holds_inside_the_parse_and_the_shard_goes_on(tmp_path):
+    """A paper whose parse alone takes seconds is quarantined ``latex_timeout`` within the
+    limit + 1 s (the deadline used to be checked only after pylatexenc's parse), and the papers
+    after it in the shard are read."""
+    slow = acmconf(repeats=400)  # about 1.5 MB: seconds to parse
+    bulk_tar(
+        tmp_path / "src.tar",
+        {
+            "2212/2212.00001.gz": tar_gz({"ms.tex": ACMCONF.read_bytes()}),
+            "2212/2212.00002.gz": tar_gz({"ms.tex": slow.encode()}),
+            "2212/2212.00003.gz": tar_gz({"ms.tex": ACMCONF.read_bytes()}),
+        },
     )
-    [item] = read_paper_items(tmp_path / "slow", time_limit=0.0)
-    assert isinstance(item, BadRecord) and item.reason == "latex_timeout"
+    [shard] = discover_shards("arxiv_latex", str(tmp_path / "src.tar"))
+    items, seconds = [], []
+    papers = read(shard, time_limit=0.5)
+    while True:
+        start = time.monotonic()
+        item = next(papers, None)
+        if item is None:
+            break
+        items.append(item)
+        seconds.append(time.monotonic() - start)
+    assert [getattr(item, "reason", "paper") for item in items] == ["paper", "latex_timeout", "paper"]
+    assert seconds[1] < 0.5 + 1, seconds
+    assert "time limit of 0.5 s" in items[1].detail
+
+
+def test_check_stops_at_the_time_limit_with_a_clear_message(tmp_path, capsys, monkeypatch):
+    from citeworth.check.command import read_drafts  # imports the check's models: not timed
+
+    path = str(tmp_path / "slow.tex")
+    Path(path).write_text(acmconf(repeats=400))
+    monkeypatch.setattr(check_latex, "PARSE_SECONDS", 0.5)
+    message = f"{path}: cannot parse LaTeX (latex_timeout): not read within the time limit of 0.5 s"
+    start = time.monotonic()
+    assert read_drafts([path]) == ([], [message])
+    assert time.monotonic() - start < 0.5 + 1
+    assert cli.main(["check", path]) == 2 and message in capsys.readouterr().err
 
 
 def test_single_eprint_and_corrupt_eprint(tmp_path):

@@ -10,11 +10,11 @@ import shutil
 import pytest
 
 from citeworth.core.paper import Paper
-from citeworth.curate import citations as cit
 from citeworth.curate.config import CurationConfig
 from citeworth.curate.engine import Curator
 from citeworth.sources import BadRecord, discover_shards, read_shard
 from citeworth.sources.facts import METADATA_KEYS
+from citeworth.text import citations as cit
 
 TEI_FILES = "github/kermitt2/grobid_client_python/resources/**/*.tei.xml"
 FES = "0046d83a-edd6-4631-b57c-755cdcce8b7f"  # J NeuroEng Rehabil 2016, numeric citations

@@ -3,7 +3,6 @@ test writes, and the real benchmark files (tiny subsets, through CITEWORTH_MIRRO
 
 from __future__ import annotations
 
-import dataclasses
 import json
 
 import pytest
@@ -52,7 +51,8 @@ def test_transfer_stage(tmp_path, monkeypatch, tiny_encoder, mirror, edit_code):
     dataset(tmp_path / "data/citeworth", n_paragraphs=6)
     quick = OptimParams(batch_size=8, epochs=1, lr=1e-3, warmup_steps=0, max_steps=3)
     params = TransferParams(
-        encoder=tiny_encoder,
+        encoder=tiny_encoder, data_dir="data/citeworth", models_dir="models/transfer",
+        runs_dir="metrics/transfer", metrics_path="metrics/transfer.json", table_path="reports/table6.md",
         pretrain=PretrainParams(max_length=32, max_sentences=16, optim=quick),
         downstream=DownstreamParams(
             data_root=mirror / "github/allenai/scibert/data",
@@ -97,8 +97,8 @@ def test_transfer_stage(tmp_path, monkeypatch, tiny_encoder, mirror, edit_code):
         real = getattr(module, name)
         monkeypatch.setattr(module, name, lambda *a, _real=real, _name=name, **k: redone.append(_name)
                             or _real(*a, **k))
-    subset = dataclasses.replace(params, variants=["Cite"], downstream=dataclasses.replace(
-        params.downstream, tasks=params.downstream.tasks[:1], seeds=[1]))
+    subset = params.model_copy(update={"variants": ["Cite"], "downstream": params.downstream.model_copy(
+        update={"tasks": params.downstream.tasks[:1], "seeds": [1]})})
     transfer(subset)
     assert redone == []  # unchanged: every result reused
     edit_code("studies/transfer/downstream.py")

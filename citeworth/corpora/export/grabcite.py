@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 
 from citeworth.core.paper import Paper, Paragraph
-from citeworth.curate.sentences import Bounds, SentenceSplitter, attach_citation_only, join_across
+from citeworth.text.sentences import Bounds, SentenceSplitter, attach_citation_only, join_across
 
 SEPARATOR = "\n============\n"
 UNLINKED = "GC:unlinked"

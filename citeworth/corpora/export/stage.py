@@ -15,14 +15,15 @@ import re
 import shutil
 import tempfile
 from collections import Counter
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
 from pathlib import Path
+from typing import Literal
 
 from tqdm import tqdm
 
-from citeworth.core.errors import StageFailed
 from citeworth.core.io import dumps, write_json, write_text
 from citeworth.core.paper import Paper
+from citeworth.core.params import Params
 from citeworth.sources import BadRecord, InputSpec, Shard, input_shards, read_shard
 
 log = logging.getLogger(__name__)
@@ -31,18 +32,20 @@ FORMATS = ("unarxive", "grabcite")
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
 
 
-@dataclass
-class ExportParams:
+class ExportParams(Params):
     inputs: list[InputSpec]
-    format: str = "unarxive"  # unarxive | grabcite
-    out_dir: Path = Path("data/export")
-    spacy_model: str | None = None  # grabcite's sentence splitter, as curate.rules.spacy_model
-    stats_dir: Path = Path("reports/export")
+    """The papers exported (as curate.inputs)."""
+    format: Literal[FORMATS] = "unarxive"
+    """unarxive | grabcite"""
+    out_dir: Path
+    """<out_dir>/<format>/: the exported files."""
+    spacy_model: str | None
+    """grabcite's sentence splitter, as curate.rules.spacy_model"""
+    stats_dir: Path
+    """<format>_stats.json: papers, shards, quarantined records."""
 
 
 def export(params: ExportParams) -> dict:
-    if params.format not in FORMATS:
-        raise StageFailed(f"unknown export format {params.format!r}; formats: {', '.join(FORMATS)}")
     out_dir = Path(params.out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     shards = input_shards(params.inputs)
@@ -101,7 +104,7 @@ class _UnarxiveWriter:
 
 class _GrabciteWriter:
     def __init__(self, folder: Path, params: ExportParams):
-        from citeworth.curate.sentences import SentenceSplitter
+        from citeworth.text.sentences import SentenceSplitter
 
         self.folder = folder
         self.splitter = SentenceSplitter(params.spacy_model)

@@ -11,8 +11,8 @@ from __future__ import annotations
 import hashlib
 
 from citeworth.core.paper import Paper, Paragraph
-from citeworth.curate.fields import mapped_fields
 from citeworth.sources.unarxive import PLACEHOLDER
+from citeworth.text.fields import mapped_fields
 
 # unarXive's ``ids`` of a reference, with the Paper identifier kind each one is read from.
 _IDS = {

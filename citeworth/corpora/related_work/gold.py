@@ -20,8 +20,8 @@ from citeworth.core.paper import Paper
 from citeworth.core.params import load_document, resolve_references
 from citeworth.corpora.related_work.record import Splitter, mapped_anchors, paper_record
 from citeworth.corpora.related_work.sections import SectionFinder
-from citeworth.curate.sections import normalize_title
 from citeworth.sources import InputSpec
+from citeworth.text.sections import normalize_title
 
 PLOS_STARTER = "github/PLOS/allofplos/allofplos/starter_corpus/*.xml"
 

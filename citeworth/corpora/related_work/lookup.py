@@ -19,14 +19,16 @@ import re
 import time
 import xml.etree.ElementTree as ET
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Literal
 
 import requests
+from pydantic import Field
 from requests.adapters import HTTPAdapter
 from urllib3.util.retry import Retry
 
 from citeworth.core.io import atomic_write
+from citeworth.core.params import Params
 from citeworth.corpora.paper_index import title_key
 
 log = logging.getLogger(__name__)
@@ -37,24 +39,28 @@ _ATOM = "{http://www.w3.org/2005/Atom}"
 _S2_ID_PREFIX = {"doi": "DOI", "arxiv": "ARXIV", "pmid": "PMID", "pmcid": "PMCID", "s2": "CorpusId"}
 
 
-@dataclass
-class LookupParams:
-    providers: list[str] = field(default_factory=list)  # arxiv | semantic_scholar, in order; [] = off
+class LookupParams(Params):
+    providers: list[Literal[PROVIDERS]] = Field(default_factory=list)
+    """arxiv | semantic_scholar, in order; [] = off"""
     arxiv_url: str = "https://export.arxiv.org/api/query"
+    """arXiv's query API."""
     semantic_scholar_url: str = "https://api.semanticscholar.org/graph/v1"
-    api_key_env: str = "S2_API_KEY"  # Semantic Scholar key (optional), read from this variable
-    min_interval: float = 3.0  # seconds between two requests to one service
+    """Semantic Scholar's graph API."""
+    api_key_env: str = "S2_API_KEY"
+    """Semantic Scholar key (optional), read from this variable"""
+    min_interval: float = 3.0
+    """seconds between two requests to one service"""
     timeout: float = 30.0
+    """Seconds per request."""
     retries: int = 3
+    """Attempts per request."""
     cache_dir: Path = Path("cache/related_work")
+    """Every answer, misses included: reruns ask nothing twice."""
 
 
 class OnlineLookup:
     def __init__(self, params: LookupParams, clock: Callable[[], float] = time.monotonic,
                  sleep: Callable[[float], None] = time.sleep):
-        unknown = sorted(set(params.providers) - set(PROVIDERS))
-        if unknown:
-            raise ValueError(f"related_work.lookup.providers: unknown {unknown}; choose from {PROVIDERS}")
         self.params = params
         self.clock, self.sleep = clock, sleep
         self.session = _session(params.retries)

@@ -17,10 +17,10 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable, Iterable, Iterator, Sequence
 
-from citeworth.core.anchors import Bibliography, printed_numbers, resolve_citations
 from citeworth.core.paper import CitationSpan, Paper
 from citeworth.corpora.related_work.sections import Section, SectionFinder
-from citeworth.curate.sentences import Bounds, attach_citation_only, join_across
+from citeworth.text.anchors import Bibliography, printed_numbers, resolve_citations
+from citeworth.text.sentences import Bounds, attach_citation_only, join_across
 
 Splitter = Callable[[Iterable[str]], Iterator[list[Bounds]]]
 CITED = "_cited"  # index -> the entry's ref id, title and ids, until the abstracts are filled in
@@ -82,7 +82,7 @@ def anchor_surface(text: str) -> str:
 
 def paper_record(paper: Paper, finder: SectionFinder, split: Splitter) -> dict | None:
     """The record of the paper's related-work section (abstracts not yet filled in), or None when
-    it has none. Citations are resolved first (core/anchors.py), whichever reader made the paper."""
+    it has none. Citations are resolved first (text/anchors.py), whichever reader made the paper."""
     paper = dataclasses.replace(paper, paragraphs=resolve_citations(paper.paragraphs, paper.bib_entries))
     section = finder.find(paper.paragraphs)
     return build_record(paper, section, split) if section else None
@@ -95,7 +95,7 @@ def mapped_anchors(record: dict) -> int:
 
 def build_record(paper: Paper, section: Section, split: Splitter) -> dict:
     """The record of ``paper``'s related-work ``section`` (abstracts not yet filled in); the
-    paper's citations must be resolved (core/anchors.py's resolve_citations)."""
+    paper's citations must be resolved (text/anchors.py's resolve_citations)."""
     indexer = _Indexer(paper)
     sentences, anchors, indices = [], [], []
     paragraphs = section.paragraphs

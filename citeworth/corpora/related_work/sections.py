@@ -21,7 +21,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from citeworth.core.paper import Paragraph
-from citeworth.curate.sections import normalize_title
+from citeworth.text.sections import normalize_title
 
 # Kobayashi et al. take titles starting with "Related Work" or "Related Study"; the issue adds
 # prior work, background and literature reviews.

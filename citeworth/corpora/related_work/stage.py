@@ -5,8 +5,9 @@ Reads the same inputs as curate (any reader), finds each paper's related-work se
 anchor to its bibliography entry (record.py; links, else numbers, else surname + year), then fills
 in cited abstracts from the corpus itself, else from the optional lookup (lookup.py).
 
-Outputs: ``out_path`` (one record a line, sorted by paper id), ``quarantine.jsonl`` beside it (the
-records a reader could not read, with their reasons), and ``stats_path`` + its ``.md`` (per source).
+Outputs: ``out_dir/related_work.jsonl`` (one record a line, sorted by paper id),
+``out_dir/quarantine.jsonl`` (the records a reader could not read, with their reasons), and the
+per-source statistics in ``stats_path`` (JSON) and ``table_path`` (Markdown).
 The corpus index and the records wait in a SQLite file beside the output until the corpus is read,
 so memory stays flat however large the corpus.
 """
@@ -18,37 +19,46 @@ import logging
 import shutil
 import sqlite3
 import tempfile
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict
 from pathlib import Path
 
+from pydantic import Field
 from tqdm import tqdm
 
 from citeworth.core.io import atomic_write, dumps, write_json, write_text
+from citeworth.core.params import Params
 from citeworth.corpora.paper_index import PaperIndex
 from citeworth.corpora.related_work.lookup import LookupParams, OnlineLookup
 from citeworth.corpora.related_work.record import fill_abstracts, paper_record
 from citeworth.corpora.related_work.sections import DEFAULT_TITLES, SectionFinder
 from citeworth.corpora.related_work.stats import RelatedWorkStats, markdown
-from citeworth.curate.sentences import SentenceSplitter
 from citeworth.sources import BadRecord, InputSpec, input_shards, read_shard
+from citeworth.text.sentences import SentenceSplitter
 
 log = logging.getLogger(__name__)
 _WORK_PREFIX = ".related_work-"
+DATASET_FILE = "related_work.jsonl"
 
 
-@dataclass
-class RelatedWorkParams:
+class RelatedWorkParams(Params):
     inputs: list[InputSpec]
-    out_path: Path = Path("data/related_work/related_work.jsonl")
-    stats_path: Path = Path("reports/related_work_stats.json")  # and the same name with .md
-    # Section titles (regular expressions on the normalised title, earlier ones preferred).
-    titles: list[str] = field(default_factory=lambda: list(DEFAULT_TITLES))
-    spacy_model: str | None = None  # as curate.rules.spacy_model: null = scispacy tokenizer + pysbd
-    lookup: LookupParams = field(default_factory=LookupParams)
+    """The papers read (as curate.inputs)."""
+    out_dir: Path
+    """related_work.jsonl (one paper a line, sorted by paper id) and quarantine.jsonl."""
+    stats_path: Path
+    """The dataset's statistics per source (JSON)."""
+    table_path: Path
+    """The same statistics as Markdown."""
+    titles: list[str] = Field(default_factory=lambda: list(DEFAULT_TITLES))
+    """Section titles (regular expressions on the normalised title, earlier ones preferred)."""
+    spacy_model: str | None = None
+    """as curate.rules.spacy_model: null = scispacy tokenizer + pysbd"""
+    lookup: LookupParams = Field(default_factory=LookupParams)
+    """Cited abstracts not in the corpus, looked up online (arXiv API / Semantic Scholar); off by default."""
 
 
 def related_work(params: RelatedWorkParams) -> dict:
-    out_path = Path(params.out_path)
+    out_path = Path(params.out_dir) / DATASET_FILE
     out_path.parent.mkdir(parents=True, exist_ok=True)
     for stale in out_path.parent.glob(f"{_WORK_PREFIX}*"):  # left by a killed run
         shutil.rmtree(stale, ignore_errors=True)
@@ -71,7 +81,7 @@ def related_work(params: RelatedWorkParams) -> dict:
     summary = stats.to_dict({"providers": list(params.lookup.providers), "requests": lookup.requests,
                              "errors": lookup.errors, "duplicate_paper_ids": pending.duplicates})
     write_json(params.stats_path, summary)
-    write_text(Path(params.stats_path).with_suffix(".md"), markdown(summary, stats.section_titles()))
+    write_text(params.table_path, markdown(summary, stats.section_titles()))
     return summary["overall"]
 
 

@@ -14,8 +14,8 @@ from dataclasses import dataclass
 
 from citeworth.core.paper import CitationSpan
 from citeworth.corpora.paper_index import IndexedPaper
-from citeworth.curate.citations import normalize_space, remove_citations, trimmed
-from citeworth.curate.sentences import Bounds, attach_citation_only, join_across
+from citeworth.text.citations import normalize_space, remove_citations, trimmed
+from citeworth.text.sentences import Bounds, attach_citation_only, join_across
 
 Splitter = Callable[[Iterable[str]], Iterator[list[Bounds]]]
 FULL_TEXT, ABSTRACT = "full_text", "abstract"

@@ -24,11 +24,11 @@ from pathlib import Path
 import numpy as np
 
 from citeworth.core.fingerprint import fingerprint
-from citeworth.corpora.silver.params import METHODS, SimilarityParams
+from citeworth.corpora.silver.params import SimilarityParams
 
 log = logging.getLogger(__name__)
-# The code an embedding comes from (its cache key covers it).
-EMBEDDING_CODE = ("citeworth.corpora.silver.similarity", "citeworth.models.encoders")
+# The code an embedding comes from, this module's import closure (the encoders; its cache key covers it).
+EMBEDDING_CODE = (__name__,)
 _SORT_CHUNK = 4096  # texts embedded per sorted chunk: little padding, bounded memory
 
 
@@ -55,8 +55,6 @@ def text_hash(text: str) -> str:
 
 def vectorise(texts: Sequence[str], params: SimilarityParams, work_dir: Path) -> tuple[Vectors, dict]:
     """Vectors of ``texts`` (one row each, in order) and what they were made with (for cutoff.json)."""
-    if params.method not in METHODS:
-        raise ValueError(f"silver.similarity.method: {params.method!r} is not one of {METHODS}")
     if params.method == "tfidf":
         return _tfidf(texts, params)
     return Embedder(params).vectors(texts, work_dir / "vectors.f32")

@@ -33,18 +33,17 @@ from citeworth.core.params import ParamsError, to_dict
 from citeworth.core.schema import SPLITS
 from citeworth.core.threads import torch_threads
 from citeworth.corpora.paper_index import PaperIndex
-from citeworth.corpora.silver import corpus
+from citeworth.corpora.silver import corpus, siamese
 from citeworth.corpora.silver.cleaning import check_rules, clean
 from citeworth.corpora.silver.cutoff import GoldPair, grid, load_gold, tune
 from citeworth.corpora.silver.labelling import write_pairs
-from citeworth.corpora.silver.params import CITING_FROM, METHODS, SilverParams
+from citeworth.corpora.silver.params import SilverParams
 from citeworth.corpora.silver.report import markdown
 from citeworth.corpora.silver.similarity import Vectors, quantise, vectorise
 from citeworth.corpora.silver.store import Store
-from citeworth.curate.sentences import SentenceSplitter
-from citeworth.models import siamese
 from citeworth.models.evaluation import THRESHOLD, binary_metrics
 from citeworth.quality.silver import check_silver
+from citeworth.text.sentences import SentenceSplitter
 
 log = logging.getLogger(__name__)
 _WORK_PREFIX = ".silver-"
@@ -72,12 +71,6 @@ def silver(params: SilverParams) -> dict:
 
 
 def _check(params: SilverParams) -> None:
-    if params.citing not in CITING_FROM:
-        raise ParamsError(f"silver.citing: {params.citing!r} is not one of {CITING_FROM}")
-    if params.similarity.method not in METHODS:
-        raise ParamsError(f"silver.similarity.method: {params.similarity.method!r} is not one of {METHODS}")
-    if params.max_citations < 1:
-        raise ParamsError("silver.max_citations: at least 1")
     try:
         check_rules(params.cleaning)
     except ValueError as exc:

@@ -21,11 +21,18 @@ The parser API for a draft (``citeworth check``)::
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 
 from citeworth.sources.latex.files import MAX_FILES, MAX_SOURCE_BYTES
-from citeworth.sources.latex.parser import Citation, CiteMark, Formula, TexDocument, TexParagraph, parse
+from citeworth.sources.latex.parser import (
+    Citation,
+    CiteMark,
+    Deadline,
+    Formula,
+    TexDocument,
+    TexParagraph,
+    parse,
+)
 from citeworth.sources.latex.project import Region, SourcePosition, find_main, flatten, tex_texts
 
 __all__ = [
@@ -49,10 +56,11 @@ def parse_tex_files(
     """Parse a LaTeX project given as ``{relative path: bytes}``; ``main`` defaults to the detected
     main file. Raises ``citeworth.sources.base.RecordError`` (``.reason``: ``no_main_tex``,
     ``no_document_body``, ``latex_timeout``, ``latex_parse_error``) when it cannot. ``fragment``:
-    a ``main`` without ``\\begin{document}`` (a chapter of a draft) is read whole as the body."""
+    a ``main`` without ``\\begin{document}`` (a chapter of a draft) is read whole as the body.
+    ``time_limit`` (seconds) bounds the parse, pylatexenc's included."""
+    deadline = Deadline(time_limit) if time_limit is not None else None
     texts = tex_texts(files)
     main = main or find_main(files, texts)
-    deadline = time.monotonic() + time_limit if time_limit else None
     return parse(flatten(texts, main), deadline, fragment)
 
 

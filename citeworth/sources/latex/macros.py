@@ -6,6 +6,8 @@ SciPy's ``\\newcommand{\\inlinecite}[1]{\\footnotesize\\citen{#1}}`` then yields
 alias's position, and a text macro (``\\newcommand{\\ours}{\\textsc{SciFact}\\xspace}``) its words.
 A body that programs TeX (conditionals, ``\\csname``, ``\\expandafter``, internal ``@`` macros, a
 definition inside a definition, recursion) is not expanded: only its last argument's text is kept.
+A body that is just ``\\begin{env}`` or ``\\end{env}`` (LaTeX 2.09 papers' ``\\def\\be{\\begin{equation}}``)
+makes the macro a shorthand the parser reads as that delimiter (``delimits``).
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ _UNEXPANDABLE = re.compile(
     r"(?![a-zA-Z])"
 )
 _ALIAS_BODY = re.compile(r"\s*\\([a-zA-Z]+)\s*")
+_DELIMITER_BODY = re.compile(r"\s*\\(begin|end)\s*\{([^{}]+)\}\s*")
 MAX_ARGS = 9
 
 
@@ -39,6 +42,7 @@ class MacroDef:
     body: str
     expandable: bool
     alias_of: str | None = None  # ``\let\x\cite`` or a body that is just ``\cite``: \x is \cite
+    delimits: tuple[str, str] | None = None  # ("begin" or "end", environment) of a shorthand
 
 
 def collect_definitions(text: str) -> dict[str, MacroDef]:
@@ -112,7 +116,15 @@ def _definition(name: str, nargs: int, default: str | None, body: str) -> MacroD
     if alias and nargs == 0:
         return MacroDef(name, 0, None, body, False, alias.group(1))
     recursive = re.search(rf"\\{re.escape(name)}(?![a-zA-Z])", body) is not None
-    return MacroDef(name, nargs, default, body, not (recursive or _UNEXPANDABLE.search(body)))
+    delimiter = _DELIMITER_BODY.fullmatch(body) if nargs == 0 else None
+    return MacroDef(
+        name,
+        nargs,
+        default,
+        body,
+        not (recursive or _UNEXPANDABLE.search(body)),
+        delimits=(delimiter.group(1), delimiter.group(2).strip()) if delimiter else None,
+    )
 
 
 def _newcommand_rest(text: str, position: int) -> tuple[int, str | None, str] | None:

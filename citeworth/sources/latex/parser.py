@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import bisect
 import hashlib
+import math
 import re
 import time
 from dataclasses import dataclass, field
@@ -359,7 +360,25 @@ DROPPED_MACROS = {
 # TeX definitions pylatexenc cannot give arguments to: ``\def\x#1{...}`` skips to its body group,
 # ``\let\x\y`` / ``\let\x=\y`` skips its two control sequences.
 DEF_MACROS = frozenset({"def", "gdef", "edef", "xdef"})
-STRUCTURE_SPECS = {"title": "[{"}
+# Arguments pylatexenc's default context does not give these macros: the skipped regions' (so that
+# their text is skipped with them) and the boxes' (so that only their last argument, the text, is read).
+STRUCTURE_SPECS = {
+    "title": "[{",
+    "thanks": "{",
+    "caption": "[{",
+    "captionof": "*{[{",
+    "footnotetext": "[{",
+    "marginpar": "[{",
+    "todo": "[{",
+    "tablefootnote": "{",
+    "parbox": "[[[{{",
+    "makebox": "[[{",
+    "framebox": "[[{",
+    "raisebox": "{[[{",
+    "fbox": "{",
+    "hbox": "{",
+    "centerline": "{",
+}
 MAX_NUMBERED_LEVEL = 3  # LaTeX numbers down to \subsubsection by default
 SYMBOLS = {
     "LaTeX": "LaTeX",
@@ -391,7 +410,11 @@ _PARAGRAPH_BREAK = re.compile(r"\n[ \t]*\n\s*")
 _WORD = re.compile(r"\S+")
 _LATEX_LEFTOVERS = re.compile(r"[\\{}]")
 MAX_EXPANSION_DEPTH = 10
-_TICK = 256  # nodes between deadline checks
+# A user macro is expanded by parsing its body with the arguments put in; an argument longer than
+# this is text an unclosed brace swallowed (or a whole section): its text is read, unexpanded.
+MAX_EXPANDED_ARGUMENT = 2_000
+EXPANSION_ALLOWANCE = 100_000  # characters of expanded bodies parsed per paper, beyond its length
+_TICK = 256  # steps (tokens read, nodes walked) between deadline checks
 _TEXT = LatexNodes2Text(math_mode="verbatim", strict_latex_spaces=True)
 
 
@@ -477,13 +500,52 @@ class TexDocument:
         return list(dict.fromkeys(key for citation in self.citations for key in citation.keys))
 
 
-def parse(source: FlatSource, deadline: float | None = None, fragment: bool = False) -> TexDocument:
-    """Parse a flattened project; RecordError ``latex_timeout`` past ``deadline`` (time.monotonic).
-    ``fragment``: a source without ``\\begin{document}`` (a chapter another file ``\\input``s) is
-    read whole as the document body instead of failing with ``no_document_body``."""
+class Deadline:
+    """A paper's time limit, started at creation. ``step()`` is called at every token pylatexenc
+    reads and every node the walk visits, so the limit holds inside pylatexenc's parse too (a
+    pathological source costs the limit, not minutes); ``steps`` counts the parse's work."""
+
+    def __init__(self, seconds: float = math.inf):
+        self.seconds = seconds
+        self.at = time.monotonic() + seconds
+        self.steps = 0
+
+    def step(self) -> None:
+        self.steps += 1
+        if self.steps % _TICK == 0 and time.monotonic() > self.at:
+            raise RecordError("latex_timeout", f"not read within the time limit of {self.seconds:g} s")
+
+
+def parse(source: FlatSource, deadline: Deadline | None = None, fragment: bool = False) -> TexDocument:
+    """Parse a flattened project; RecordError ``latex_timeout`` past ``deadline``. ``fragment``: a
+    source without ``\\begin{document}`` (a chapter another file ``\\input``s) is read whole as
+    the document body instead of failing with ``no_document_body``."""
     definitions = collect_definitions(source.parse_text)
-    walker = _Walker(source, definitions, deadline)
+    walker = _Walker(source, definitions, deadline or Deadline())
     return walker.document(fragment)
+
+
+class _LatexWalker(latexwalker.LatexWalker):
+    """pylatexenc's walker with two additions at every token it reads: the deadline's step, and
+    environment shorthands (``\\be`` for ``\\begin{equation}``: ``shorthands``, name -> the
+    delimiter) read as the delimiter they stand for."""
+
+    def __init__(self, text: str, context, deadline: Deadline, shorthands: dict[str, tuple[str, str]]):
+        super().__init__(text, latex_context=context, tolerant_parsing=True)
+        self.deadline = deadline
+        self.shorthands = shorthands
+
+    def get_token(self, pos, include_brace_chars=None, environments=True, keep_inline_math=None,
+                  parsing_state=None, **kwargs):
+        self.deadline.step()
+        token = super().get_token(pos, include_brace_chars, environments, keep_inline_math, parsing_state,
+                                  **kwargs)
+        shorthand = self.shorthands.get(token.arg) if token.tok == "macro" and environments else None
+        if shorthand is None:
+            return token
+        kind, environment = shorthand
+        return latexwalker.LatexToken(tok=f"{kind}_environment", arg=environment, pos=token.pos,
+                                      len=token.len - len(token.post_space), pre_space=token.pre_space)
 
 
 class _Builder:
@@ -535,7 +597,7 @@ class _Builder:
 
 
 class _Walker:
-    def __init__(self, source: FlatSource, definitions: dict[str, MacroDef], deadline: float | None):
+    def __init__(self, source: FlatSource, definitions: dict[str, MacroDef], deadline: Deadline):
         self.source = source
         self.definitions = definitions
         self.deadline = deadline
@@ -546,7 +608,6 @@ class _Walker:
         self.in_text = True
         self.depth = 0
         self.invocation: tuple[str, int, int] | None = None  # outermost user macro being expanded
-        self.nodes_seen = 0
         self.formula_count = 0
         self.section = ""
         self.heading = ""
@@ -555,6 +616,8 @@ class _Walker:
         self.top_level = 0 if re.search(r"\\chapter\b", source.parse_text) else 1
         self.masked_starts = [region.start for region in source.masked]
         self.parsed: dict[str, list] = {}
+        self.expansion_left = len(source.parse_text) + EXPANSION_ALLOWANCE
+        self.shorthands = {name: d.delimits for name, d in definitions.items() if d.delimits}
 
     # -- the document ------------------------------------------------------------------------
 
@@ -563,7 +626,7 @@ class _Walker:
         definitions would cost time for nothing: they are read by ``collect_definitions``)."""
         text = self.source.parse_text
         begin = BEGIN_DOCUMENT.search(strip_comments(text))
-        walker = latexwalker.LatexWalker(text, latex_context=self.context, tolerant_parsing=True)
+        walker = _LatexWalker(text, self.context, self.deadline, self.shorthands)
         if fragment and begin is None:
             self.walk(self._read_nodes(walker, 0, None), None)
             return self._finish()
@@ -611,7 +674,7 @@ class _Walker:
         while index < len(nodes):
             node = nodes[index]
             index += 1
-            self._tick()
+            self.deadline.step()
             if isinstance(node, latexwalker.LatexMacroNode) and node.macroname in DEF_MACROS:
                 while index < len(nodes) and not isinstance(nodes[index], latexwalker.LatexGroupNode):
                     index += 1
@@ -641,7 +704,7 @@ class _Walker:
         elif isinstance(node, latexwalker.LatexCommentNode):
             pass  # comment regions come from the source (comment_regions)
         elif isinstance(node, latexwalker.LatexMathNode):
-            self._formula(node, flat)
+            self._maths(node, origin)
         elif isinstance(node, latexwalker.LatexSpecialsNode):
             text = SPECIALS.get(node.specials_chars)
             self.out.add(text if text is not None else node_text(node), flat, False)
@@ -783,7 +846,7 @@ class _Walker:
         name = node.environmentname
         flat = node.pos if origin is None else origin
         if name in MATH_ENVS:
-            self._formula(node, flat)
+            self._maths(node, origin)
         elif name == "thebibliography":
             self.doc.inline_bibliography = node.latex_verbatim()
             self._skip(node, "bibliography", origin)
@@ -845,26 +908,64 @@ class _Walker:
         finally:
             self.out, self.in_text, self.out_paragraphs = saved
 
+    def _maths(self, node, origin: int | None) -> None:
+        """Maths (``$...$``, ``\\[...\\]``, an environment): a formula, or one that never closed."""
+        if origin is None and self.in_text and not self._closed(node):
+            self._unclosed_formula(node)
+        else:
+            self._formula(node, node.pos if origin is None else origin)
+
     def _formula(self, node, flat: int) -> None:
-        latex = node.latex_verbatim()
-        self.doc.regions.append(Region("math", flat, flat + node.len if flat == node.pos else flat))
         if not self.in_text:
+            self.doc.regions.append(Region("math", flat, flat + node.len if flat == node.pos else flat))
             self.out.add(node_text(node), flat, False)
             return
+        self._placeholder(node.latex_verbatim(), flat, flat + node.len if flat == node.pos else flat)
+
+    def _placeholder(self, latex: str, start: int, end: int) -> None:
+        """A formula's ``{{formula:ID}}`` in the text, and its region ``start``..``end``."""
+        self.doc.regions.append(Region("math", start, end))
         self.formula_count += 1
         formula_id = hashlib.sha1(f"{self.formula_count}:{latex}".encode()).hexdigest()[:16]
-        start, end = self.out.token(f"{{{{formula:{formula_id}}}}}", flat)
-        self.out.formulas.append(Formula(start, end, formula_id, latex))
+        token_start, token_end = self.out.token(f"{{{{formula:{formula_id}}}}}", start)
+        self.out.formulas.append(Formula(token_start, token_end, formula_id, latex))
+
+    def _closed(self, node) -> bool:
+        """Whether maths ends with its closing delimiter (an environment's ``\\end`` or a shorthand
+        for it); maths that does not ran to the end of the source, the rest of the paper as maths."""
+        end = node.pos + node.len
+        tail = self.source.parse_text[max(node.pos, end - 100) : end].rstrip()
+        if isinstance(node, latexwalker.LatexMathNode):
+            return len(tail) > len(node.delimiters[0]) and tail.endswith(node.delimiters[1])
+        closers = [rf"\\end\s*\{{{re.escape(node.environmentname)}\}}"] + [
+            re.escape(f"\\{name}") for name, delimits in self.shorthands.items()
+            if delimits == ("end", node.environmentname)
+        ]
+        return re.search(f"(?:{'|'.join(closers)})$", tail) is not None
+
+    def _unclosed_formula(self, node) -> None:
+        """As LaTeX does (a blank line ends maths, with an error), unclosed maths ends at its first
+        paragraph break; what follows is read as text."""
+        for index, child in enumerate(node.nodelist):
+            if isinstance(child, latexwalker.LatexCharsNode) and (
+                found := _PARAGRAPH_BREAK.search(child.chars)
+            ):
+                end = child.pos + found.start()
+                self._placeholder(self.source.parse_text[node.pos : end], node.pos, end)
+                self._chars(child.chars[found.start() :], end, True)
+                self.walk(node.nodelist[index + 1 :], None)
+                return
+        self._formula(node, node.pos)
 
     # -- user macros -------------------------------------------------------------------------
 
     def _user_macro(self, node, definition: MacroDef, origin: int | None) -> None:
-        if not definition.expandable or self.depth >= MAX_EXPANSION_DEPTH:
+        args = [_inner_source(arg) for arg in (node.nodeargd.argnlist if node.nodeargd else [])]
+        body = substitute(definition, args) if self._expands(definition, args) else None
+        if body is None or (body not in self.parsed and len(body) > self.expansion_left):
             self.walk(_last_arg_nodes(node), origin)
             self._post_space(node)
             return
-        args = [_inner_source(arg) for arg in (node.nodeargd.argnlist if node.nodeargd else [])]
-        body = substitute(definition, args)
         flat = node.pos if origin is None else origin
         outer = self.invocation is None
         if outer:
@@ -880,9 +981,21 @@ class _Walker:
 
     # -- helpers -----------------------------------------------------------------------------
 
+    def _expands(self, definition: MacroDef, args: list[str | None]) -> bool:
+        """Whether to expand a macro: not a body that programs TeX, not past the nesting depth,
+        and not with a runaway argument (each expansion re-parses its arguments: an unclosed
+        brace's rest of the paper, re-parsed at every nested use, took a 22 KB paper 34 s)."""
+        return (
+            definition.expandable
+            and self.depth < MAX_EXPANSION_DEPTH
+            and all(len(arg or "") <= MAX_EXPANDED_ARGUMENT for arg in args)
+        )
+
     def _parse(self, text: str) -> list:
+        """A macro body's nodes (parsed once per distinct text, within the expansion allowance)."""
         if text not in self.parsed:
-            walker = latexwalker.LatexWalker(text, latex_context=self.context, tolerant_parsing=True)
+            self.expansion_left -= len(text)
+            walker = _LatexWalker(text, self.context, self.deadline, self.shorthands)
             try:
                 self.parsed[text] = walker.get_latex_nodes()[0]
             except (latexwalker.LatexWalkerError, RecursionError) as exc:
@@ -892,11 +1005,6 @@ class _Walker:
     def _masked(self, flat: int) -> bool:
         index = bisect.bisect_right(self.masked_starts, flat) - 1
         return index >= 0 and flat < self.source.masked[index].end
-
-    def _tick(self) -> None:
-        self.nodes_seen += 1
-        if self.deadline is not None and self.nodes_seen % _TICK == 0 and time.monotonic() > self.deadline:
-            raise RecordError("latex_timeout", f"{self.source.main}: parsing took longer than the time limit")
 
 
 # Accent macros take a letter as argument: pylatexenc's text conversion renders them (\'{e} -> é).
@@ -953,7 +1061,7 @@ def node_text(node) -> str:
     malformed macro (its converters index arguments that tolerant parsing left out)."""
     try:
         return _TEXT.node_to_text(node)
-    except (IndexError, AttributeError, TypeError, latexwalker.LatexWalkerError):
+    except (IndexError, KeyError, AttributeError, TypeError, latexwalker.LatexWalkerError):
         return ""
 
 

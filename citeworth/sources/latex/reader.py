@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import logging
 import tarfile
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -34,7 +33,7 @@ from citeworth.sources.latex.files import (
     paper_root,
     stored_paper_id,
 )
-from citeworth.sources.latex.parser import parse
+from citeworth.sources.latex.parser import Deadline, parse
 from citeworth.sources.latex.project import find_main, flatten, tex_texts
 
 log = logging.getLogger(__name__)
@@ -81,7 +80,7 @@ def read(shard: Shard, time_limit: float = TIME_LIMIT) -> Iterator[Paper | BadRe
 
 
 def read_paper(source: PaperSource, shard: Shard, row: dict | None, time_limit: float = TIME_LIMIT) -> Paper:
-    deadline = time.monotonic() + time_limit
+    deadline = Deadline(time_limit)
     texts = tex_texts(source.files)
     main = find_main(source.files, texts)
     flat = flatten(texts, main)

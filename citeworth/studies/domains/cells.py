@@ -28,8 +28,9 @@ from citeworth.studies.domains.splits import cell_data, slug
 log = logging.getLogger(__name__)
 
 METRIC_KEYS = ("precision", "recall", "f1")
-# The code a cell's result and a cached model come from: the study, the models, the core.
-CODE = ("citeworth.studies.domains", "citeworth.models", "citeworth.core")
+# The code a cell's result and a cached model come from, this module's import closure (the splits,
+# the models): not Table 5's formatting or plots.
+CODE = (__name__,)
 
 
 def cell_path(cells_dir: Path, train_field: str, test_field: str) -> Path:
@@ -43,7 +44,7 @@ class CellRunner:
     version: str
 
     def __post_init__(self) -> None:
-        self.spec = model_spec("domains", dict(self.params.model))
+        self.spec = model_spec("domains", self.params.model)
         self.base = {"data": self.version, "split": list(self.params.split),
                      "split_seed": self.params.split_seed, "model": to_dict(self.spec)}
 

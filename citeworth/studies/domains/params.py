@@ -2,40 +2,65 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from pathlib import Path
 
+from pydantic import Field
 
-@dataclass
-class EmbeddingParams:
-    encoder: str = "embedded"  # the paper: bert-base-uncased
-    sentences_per_field: int | None = 2000  # drawn with ``seed`` from all of the field (null: all)
+from citeworth.core.params import Params
+from citeworth.models.spec import AnyModelSpec, ContextSpec
+
+
+class EmbeddingParams(Params):
+    encoder: str = "embedded"
+    """the paper: bert-base-uncased"""
+    sentences_per_field: int | None = 2000
+    """drawn with ``seed`` from all of the field (null: all)"""
     max_length: int = 128
+    """Tokens per sentence."""
     batch_size: int = 64
-    cluster_dims: int = 50  # PCA dimensions the mixture clusters in (the paper's code: 50)
+    """Sentences embedded at once."""
+    cluster_dims: int = 50
+    """PCA dimensions the mixture clusters in (the paper's code: 50)"""
     seed: int = 1000
+    """The sentences drawn and the mixture's initialisation."""
 
 
-@dataclass
-class DomainsParams:
-    data_dir: Path = Path("data/citeworth")
-    # The fields of the matrix; null: every field with at least ``min_papers`` papers.
+class DomainsParams(Params):
+    data_dir: Path
+    """The dataset (assemble's out_dir)."""
     fields: list[str] | None = None
+    """The fields of the matrix; null: every field with at least ``min_papers`` papers."""
     min_papers: int = 3
+    """A field needs this many papers (80/10/10 by paper, at least one paper per part)."""
     min_fields: int = 3
-    split: list[float] = field(default_factory=lambda: [0.8, 0.1, 0.1])
+    """The study needs this many fields."""
+    split: list[float] = Field(default_factory=lambda: [0.8, 0.1, 0.1])
+    """Each field's train/dev/test fractions of its papers."""
     split_seed: int = 1
-    # "all", or the cells to run now: [[train field, test field], ...] (names or slugs such as
-    # computer_science); [] runs none (an aggregation-only step).
+    """Each field's split by paper."""
     cells: str | list[list[str]] = "all"
-    aggregate: bool = True  # read every cell and write the matrix, embeddings, plots and Table 5
-    seeds: list[int] = field(default_factory=lambda: [1])
-    # The model of every cell: a ``citeworth.models.train`` model spec (the mapping of a train.catalog entry).
-    model: dict = field(default_factory=lambda: {"kind": "context", "encoder": "embedded"})
-    embedding: EmbeddingParams = field(default_factory=EmbeddingParams)
-    cells_dir: Path = Path("metrics/domains")
-    cache_dir: Path = Path("checkpoints/domains")  # trained models per train field (outside DVC outs)
-    metrics_path: Path = Path("metrics/domains.json")
-    plots_dir: Path = Path("plots/domains")
-    table_path: Path = Path("reports/table5.md")
-    threads: int | None = None  # torch CPU threads (null: torch's default)
+    """"all", or the cells to run now: [[train field, test field], ...] (names or slugs such as
+    computer_science); [] runs none (an aggregation-only step).
+    """
+    aggregate: bool = True
+    """read every cell and write the matrix, embeddings, plots and Table 5"""
+    seeds: list[int] = Field(default_factory=lambda: [1])
+    """Each cell is trained once per seed."""
+    model: AnyModelSpec = Field(default_factory=lambda: ContextSpec(kind="context"))
+    """The model of every cell: a ``citeworth.models.train`` model spec (the mapping of a train.catalog
+    entry).
+    """
+    embedding: EmbeddingParams = Field(default_factory=EmbeddingParams)
+    """Aharoni & Goldberg (2020) clusters of mean-pooled sentence embeddings."""
+    cells_dir: Path
+    """One metrics file per cell."""
+    cache_dir: Path = Path("checkpoints/domains")
+    """trained models per train field (outside DVC outs)"""
+    metrics_path: Path
+    """The matrix, sigma, clusters and rho (JSON)."""
+    plots_dir: Path
+    """Heatmap and PCA plot."""
+    table_path: Path
+    """Table 5 (Markdown)."""
+    threads: int | None = None
+    """torch CPU threads (null: torch's default)"""

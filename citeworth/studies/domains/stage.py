@@ -66,7 +66,7 @@ def aggregate(fields: list[str], parts: dict, matrix: dict[str, dict[str, dict]]
         "rho": {b: pearson(f1[:, j], distance[:, j]) for j, b in enumerate(fields)},
         "clusters": {k: v for k, v in clusters.items() if k != "points"},
         "data": {a: {b: matrix[a][b]["data"] for b in fields} for a in fields},
-        "model": params.model,
+        "model": params.model.model_dump(mode="json", exclude_unset=True),  # as params.yaml gives it
         "seeds": list(params.seeds),
     }
     write_json(Path(params.metrics_path), metrics)

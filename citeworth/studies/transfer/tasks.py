@@ -21,25 +21,35 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import NamedTuple
 
+from pydantic.dataclasses import dataclass as pydantic_dataclass
+
+from citeworth.core.params import PARAMS_CONFIG
 from citeworth.core.schema import SPLITS
 
 CLASSIFICATION, NER = "classification", "ner"
 METRICS = ("macro_f1", "micro_f1", "span_f1")
 
 
-@dataclass(frozen=True)
+@pydantic_dataclass(frozen=True, config=PARAMS_CONFIG)
 class TaskSpec:
     """One downstream task; ``kind``, ``path``, ``metric`` and ``display`` default from KNOWN_TASKS."""
 
     name: str
+    """A task of KNOWN_TASKS (sci-cite, citation_intent, chemprot, ...), or a task of your own."""
     kind: str | None = None
-    path: str | None = None  # folder under the benchmark data root holding train/dev/test.txt
+    """classification | ner (null: the known task's)."""
+    path: str | None = None
+    """The folder under the benchmark data root holding train/dev/test.txt (null: the known task's)."""
     metric: str | None = None
-    display: str | None = None  # the row name in Table 6
-    # Demo subsets: at most this many examples of each split, drawn with a fixed seed (null: all).
+    """macro_f1 | micro_f1 | span_f1 (null: the known task's)."""
+    display: str | None = None
+    """The row name in Table 6 (null: the known task's, else the name)."""
     max_train: int | None = None
+    """Demo subset: at most this many training examples, drawn with a fixed seed (null: all)."""
     max_dev: int | None = None
+    """Demo subset: at most this many dev examples (null: all)."""
     max_test: int | None = None
+    """Demo subset: at most this many test examples (null: all)."""
 
 
 KNOWN_TASKS: dict[str, TaskSpec] = {

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 import torch
 
-from citeworth.models import siamese
+from citeworth.corpora.silver import siamese
 from citeworth.models.spec import OptimParams
 
 PAIRS = [

@@ -10,8 +10,8 @@ import time
 import pytest
 
 from citeworth.core.paper import CitationSpan
-from citeworth.curate import citations as cit
 from citeworth.curate.config import CurationConfig
+from citeworth.text import citations as cit
 
 # The paper's numeric regex exactly as the public code has it.
 PAPER_NUMERIC = re.compile(r"\[([0-9]+\s*[,-;]*\s*)*[0-9]+\s*\]")

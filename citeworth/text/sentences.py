@@ -40,7 +40,7 @@ def load_pipeline(spacy_model: str | None = None) -> Language:
         from scispacy import custom_sentence_segmenter  # noqa: F401  (registers pysbd_sentencizer)
         from scispacy.custom_tokenizer import combined_rule_tokenizer
 
-        from citeworth.curate import pysbd_regex
+        from citeworth.text import pysbd_regex
 
         pysbd_regex.install()
 

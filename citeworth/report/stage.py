@@ -11,11 +11,13 @@ from __future__ import annotations
 
 import json
 import os
-from dataclasses import dataclass, field
 from pathlib import Path
+
+from pydantic import Field
 
 from citeworth.core.errors import StageFailed
 from citeworth.core.io import write_json, write_text
+from citeworth.core.params import Params
 
 # The paper's Table 4 test F1 (SciBERT/Longformer rows: the same recipe on the bigger encoders).
 PAPER_F1 = {
@@ -24,15 +26,20 @@ PAPER_F1 = {
 }
 
 
-@dataclass
-class ReportParams:
-    metrics_dir: Path = Path("metrics/models")
-    metrics_path: Path = Path("metrics/models.json")
-    table_path: Path = Path("reports/table4.md")
-    order: list[str] = field(default_factory=lambda: list(PAPER_F1))  # row order; others follow by name
-    paper_f1: dict[str, float] = field(default_factory=lambda: dict(PAPER_F1))  # model name -> paper F1
-    related: list[Path] = field(  # linked from the table (written by other stages, maybe later)
-        default_factory=lambda: [Path("reports/table5.md"), Path("reports/table6.md")])
+class ReportParams(Params):
+    metrics_dir: Path
+    """Every model's metrics (the train stage's metrics_dir)."""
+    metrics_path: Path
+    """All models' summary rows (JSON)."""
+    table_path: Path
+    """Table 4 (Markdown)."""
+    order: list[str] = Field(default_factory=lambda: list(PAPER_F1))
+    """row order; others follow by name"""
+    paper_f1: dict[str, float] = Field(default_factory=lambda: dict(PAPER_F1))
+    """model name -> paper F1"""
+    related: list[Path] = Field(default_factory=lambda: [Path("reports/table5.md"),
+                                                          Path("reports/table6.md")])
+    """linked from the table (written by other stages, maybe later)"""
 
 
 def load_model_metrics(metrics_dir: Path) -> dict[str, dict]:

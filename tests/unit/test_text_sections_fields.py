@@ -5,14 +5,14 @@ from __future__ import annotations
 
 import pytest
 
-from citeworth.curate.fields import (
+from citeworth.text.fields import (
     CITEWORTH_FIELDS,
     arxiv_field,
     assign_field,
     plos_path_field,
     plos_terms_listed,
 )
-from citeworth.curate.sections import SectionFilter, appendix_a_titles, normalize_title
+from citeworth.text.sections import SectionFilter, appendix_a_titles, normalize_title
 
 
 def test_appendix_a_ships_with_the_package():

@@ -29,7 +29,7 @@ def normalize_title(title: str | None) -> str:
 
 def appendix_a_titles() -> list[str]:
     """The paper's permissible section titles, shipped as package data."""
-    raw = resources.files("citeworth.curate").joinpath("data/permissible_sections.txt").read_text("utf-8")
+    raw = resources.files("citeworth.text").joinpath("data/permissible_sections.txt").read_text("utf-8")
     return [line.strip() for line in raw.splitlines() if line.strip() and not line.startswith("#")]
 
 

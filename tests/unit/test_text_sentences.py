@@ -7,7 +7,7 @@ import pytest
 import spacy
 
 from citeworth.core.errors import StageFailed
-from citeworth.curate.sentences import SentenceSplitter, attach_citation_only, join_across
+from citeworth.text.sentences import SentenceSplitter, attach_citation_only, join_across
 
 # S2ORC 18980463 (Genes & Development), body paragraph.
 PARAGRAPH = (

@@ -12,14 +12,16 @@ A pair is a dict with ``citing_text``, ``cited_text`` and (for training and scor
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 import torch
+from pydantic import Field
 from safetensors.torch import load_file, save_file
 from torch import nn
 
+from citeworth.core.params import Params, build, to_dict
 from citeworth.models import data, encoders, loop
 from citeworth.models.base import atomic_dir
 from citeworth.models.spec import OptimParams
@@ -33,15 +35,21 @@ def _demo_optim() -> OptimParams:
                        eval_batch_size=64)
 
 
-@dataclass
-class SiameseParams:
-    encoder: str = "embedded"  # "embedded" (MiniLM), a hub name or a local path
-    trainable: bool = False  # fine-tune the encoder too (paper: its encoders are trained)
-    hidden: int = 512  # the MLP's hidden layer (paper: 512)
+class SiameseParams(Params):
+    encoder: str = "embedded"
+    """"embedded" (MiniLM), a hub name or a local path"""
+    trainable: bool = False
+    """fine-tune the encoder too (paper: its encoders are trained)"""
+    hidden: int = 512
+    """the MLP's hidden layer (paper: 512)"""
     dropout: float = 0.1
-    max_length: int = 64  # tokens per sentence
+    """Dropout before the MLP's output layer."""
+    max_length: int = 64
+    """tokens per sentence"""
     seed: int = 1
-    optim: OptimParams = field(default_factory=_demo_optim)
+    """Weights and batch order."""
+    optim: OptimParams = Field(default_factory=_demo_optim)
+    """The training loop."""
 
 
 class PairAdapter(loop.Adapter):
@@ -124,7 +132,7 @@ class SiameseModel:
                 self.module.encoder.save_pretrained(tmp)
             head = {k: v.detach().cpu().contiguous() for k, v in self.module.head.state_dict().items()}
             save_file(head, tmp / HEAD_FILE)
-            (tmp / PARAMS_FILE).write_text(json.dumps(asdict(self.params), sort_keys=True, indent=2) + "\n")
+            (tmp / PARAMS_FILE).write_text(json.dumps(to_dict(self.params), sort_keys=True, indent=2) + "\n")
 
 
 def labels_of(pairs: list[dict]) -> np.ndarray:
@@ -152,7 +160,6 @@ def fit(params: SiameseParams, train: list[dict], dev: list[dict], checkpoint_di
 
 def load(directory: Path) -> SiameseModel:
     """A model saved by ``SiameseModel.save``."""
-    from citeworth.core.params import build
 
     directory = Path(directory)
     params = build(SiameseParams, json.loads((directory / PARAMS_FILE).read_text()), where=str(directory))

@@ -1,4 +1,4 @@
-"""Citation anchors -> bibliography entries (core/anchors.py): numbers, ranges, surname + year."""
+"""Citation anchors -> bibliography entries (text/anchors.py): numbers, ranges, surname + year."""
 
 from __future__ import annotations
 
@@ -7,9 +7,9 @@ from collections import Counter
 
 import pytest
 
-from citeworth.core.anchors import Bibliography, name_years, printed_numbers, resolve_citations
 from citeworth.core.paper import BibEntry, CitationSpan, Paragraph
 from citeworth.sources import discover_shards, read_shard
+from citeworth.text.anchors import Bibliography, name_years, printed_numbers, resolve_citations
 
 
 @pytest.mark.parametrize(("text", "numbers"), [
