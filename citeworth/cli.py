@@ -10,6 +10,7 @@ from pathlib import Path
 
 from citeworth.core.errors import StageFailed
 from citeworth.core.params import ParamsError, parse_assignments
+from citeworth.core.processes import LOG_FORMAT
 from citeworth.download.redaction import install_log_redaction
 from citeworth.stages import STAGES, UnknownStage, params_help, run_stage
 
@@ -18,6 +19,8 @@ TOOLS: dict[str, tuple[str, str]] = {
     "predict": ("citeworth.models.predict:main",
                 "score sentences of text/paragraphs/JSONL for cite-worthiness"),
     "table3": ("citeworth.curate.annotation:main", "export / score the blind Table 3 annotation sheet"),
+    "airflow": ("citeworth.orchestration.airflow_setup:main",
+                "`citeworth airflow setup`: prepare an Airflow installation for the DAGs (pool, unpause)"),
     "promote": ("citeworth.orchestration.experiments:main",
                 "make an orchestrated run's experiment (branch runs/<run id>) the defaults"),
     "check": ("citeworth.check.command:main",
@@ -80,7 +83,7 @@ def main(argv: list[str] | None = None) -> int:
     args = _parser(_stage_help(argv)).parse_args(argv)
     logging.basicConfig(
         level=logging.DEBUG if args.verbose else logging.INFO,
-        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+        format=LOG_FORMAT,
     )
     try:
         overrides = parse_assignments(args.overrides)

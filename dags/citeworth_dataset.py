@@ -2,15 +2,15 @@
 
 resolve_release (claim the release; skip the run if it already has a data version or another run
 claims it) -> open_workspace (a git worktree of its own at the commit the run starts from, the
-form's values into its params.yaml) -> download -> curate, one mapped task per shard, and the same for
-the spans-only baseline -> assemble (+ baseline) -> validate (Great Expectations gate), and beside
-curate the related-work dataset (Kobayashi et al.'s format) and the exports (unarXive JSONL,
-GrabCite files) -> version
-(`dvc commit`, `dvc push`, git tag `data/<source>/<release>`; one run at a time, pool
-`citeworth_versioning`) -> emits the `citeworth_dataset` asset and triggers one `citeworth_models`
-run on the new data version -> close_workspace. A backfill over a date range builds each release
-once; a failed run keeps its workspace (housekeeping removes it after some days) and hands its
-release claim back.
+form's values into its params.yaml) -> download, and beside it pdf2tei (the project's PDFs as
+GROBID TEI, read when the inputs list raw/pdf2tei) -> curate, one mapped task per shard, and the
+same for the spans-only baseline -> assemble (+ baseline) -> validate (Great Expectations gate),
+and beside curate the related-work dataset (Kobayashi et al.'s format) and the exports (unarXive
+JSONL, GrabCite files) -> version (`dvc commit`, `dvc push`, git tag `data/<source>/<release>`;
+one run at a time, pool `citeworth_versioning`, made by `citeworth airflow setup`) -> emits the
+`citeworth_dataset` asset and triggers one `citeworth_models` run on the new data version ->
+close_workspace. A backfill over a date range builds each release once; a failed run keeps its
+workspace (housekeeping removes it after some days) and hands its release claim back.
 """
 
 from __future__ import annotations
@@ -55,11 +55,15 @@ def citeworth_dataset():
     housekeeping()
     release = resolve_release()
     downloaded = download()
-    open_workspace(release) >> downloaded
+    # pdfs/ -> raw/pdf2tei: GROBID runs only for new or changed PDFs (as in dvc.yaml).
+    teis = stage.override(task_id="pdf2tei")("pdf2tei")
+    open_workspace(release) >> [downloaded, teis]
+    raw = [downloaded, teis]  # what every stage reading the inputs waits for
 
     shards = plan_shards.override(task_id="plan_curate")("curate")
     baseline_shards = plan_shards.override(task_id="plan_curate_baseline")("curate_baseline")
-    downloaded >> [shards, baseline_shards]
+    raw >> shards
+    raw >> baseline_shards
     curated = curate_shard.partial(name="curate").expand(shard=shards)
     baseline = curate_shard.override(task_id="curate_baseline_shard").partial(name="curate_baseline").expand(
         shard=baseline_shards)
@@ -71,9 +75,9 @@ def citeworth_dataset():
 
     # The related-work dataset reads the same raw papers as curate (as in dvc.yaml).
     related_work = stage.override(task_id="related_work")("related_work")
-    downloaded >> related_work
+    raw >> related_work
     exported = export()  # the raw papers as unarXive JSONL and GrabCite files
-    downloaded >> exported
+    raw >> exported
 
     validated = stage.override(task_id="validate")("validate")
     version = DvcVersionOperator(

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import logging
 import time
+from concurrent.futures import as_completed
 from pathlib import Path
 
 import numpy as np
@@ -32,6 +33,7 @@ from citeworth.core.errors import StageFailed
 from citeworth.core.fingerprint import current_record, data_version, fingerprint
 from citeworth.core.io import read_jsonl, write_json, write_text
 from citeworth.core.params import Params, ParamsError, to_dict
+from citeworth.core.processes import worker_pool
 from citeworth.core.schema import CITE_WORTHY, NOT_CITE_WORTHY, SPLITS
 from citeworth.core.threads import torch_threads
 from citeworth.models import data
@@ -90,6 +92,9 @@ class TrainParams(Params):
     """most and least confident test sentences explained; 0 = none"""
     threads: int | None
     """torch CPU threads; null = torch's default"""
+    workers: int = 1
+    """models trained side by side, each in a fresh process of its own (the bytes of one after
+    another); a DVC matrix cell or an Airflow task trains one; `make demo` passes its cores"""
 
 
 def split_files(data_dir: Path) -> list[Path]:
@@ -116,12 +121,35 @@ def train(params: TrainParams) -> dict:
     version = data_version(split_files(params.data_dir))
     done = {spec.name: summary for spec in specs if (summary := _trained_before(spec, params, version))}
     if todo := [spec for spec in specs if spec.name not in done]:
-        splits = load_splits(params.data_dir)
-        log.info("dataset %s (version %s): %s sentences", params.data_dir, version[:12],
-                 {s: len(data.sentences(r)) for s, r in splits.items()})
-        with torch_threads(params.threads):
-            done.update((spec.name, _train_model(spec, splits, params, version)) for spec in todo)
+        workers = min(params.workers, len(todo))
+        done.update(_train_side_by_side(todo, params, version, workers) if workers > 1
+                    else _train_here(todo, params, version))
     return {spec.name: done[spec.name] for spec in specs}
+
+
+def _train_here(specs: list[ModelSpec], params: TrainParams, version: str) -> dict[str, dict]:
+    splits = load_splits(params.data_dir)
+    log.info("dataset %s (version %s): %s sentences", params.data_dir, version[:12],
+             {s: len(data.sentences(r)) for s, r in splits.items()})
+    with torch_threads(params.threads):
+        return {spec.name: _train_model(spec, splits, params, version) for spec in specs}
+
+
+def _train_side_by_side(specs: list[ModelSpec], params: TrainParams, version: str,
+                        workers: int) -> dict[str, dict]:
+    """Each model in a freshly spawned process of its own, ``workers`` at a time: what a process
+    running one train@<model> cell computes, so the same bytes as one after another. The first
+    failure cancels the models not yet started and is raised."""
+    with worker_pool(workers, fresh=True) as pool:
+        futures = {pool.submit(_train_here, [spec], params, version): spec.name for spec in specs}
+        done: dict[str, dict] = {}
+        try:
+            for future in as_completed(futures):
+                done.update(future.result())
+        except BaseException:
+            pool.shutdown(cancel_futures=True)
+            raise
+    return done
 
 
 def model_fingerprint(spec: ModelSpec, params: TrainParams, version: str) -> str:

@@ -23,9 +23,13 @@ from citeworth.core.errors import StageFailed
 
 # dvc.yaml stages; a foreach or matrix name stands for all of its stages (curate: curate@citeworth and
 # curate@baseline; train: train@<model> for each model).
-DATASET_STAGES = ("download", "curate", "assemble", "related_work", "export", "validate")
+DATASET_STAGES = ("download", "pdf2tei", "curate", "assemble", "related_work", "export", "validate")
 MODEL_STAGES = ("train", "report", "domains", "transfer", "silver")
 TAG_PREFIX = "data"
+# The Airflow pool of the versioning steps (made by `citeworth airflow setup`): one slot, so one run
+# at a time writes the repository's refs.
+VERSIONING_POOL = "citeworth_versioning"
+VERSIONING_POOL_DESCRIPTION = "citeworth: one run at a time writes the repository"
 _GIT_IDENTITY = ("-c", "user.name=citeworth", "-c", "user.email=citeworth@localhost")
 
 

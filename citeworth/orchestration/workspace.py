@@ -14,12 +14,9 @@ Airflow tasks, the Airflow UI plugin and scripts call these; there is no Airflow
 
 from __future__ import annotations
 
-import contextlib
-import ctypes
 import json
 import logging
 import os
-import signal
 import subprocess
 import sys
 import tempfile
@@ -29,6 +26,7 @@ from typing import Any
 from citeworth.core.errors import StageFailed
 from citeworth.core.io import write_text
 from citeworth.core.params import NO_OVERRIDES, Overrides, ParamsError
+from citeworth.core.processes import LOG_FORMAT, die_with_parent
 from citeworth.orchestration.versioning import TAG_PREFIX, git
 from citeworth.stages import run_stage as run_stage_here
 from citeworth.stages import stage_params as stage_params_here
@@ -154,19 +152,10 @@ def _call(root: Path, name: str, *args: Any) -> Any:
     return reply["result"]
 
 
-def _die_with_parent(parent: int) -> None:
-    """Linux: get SIGTERM when the orchestrator's process dies, even by SIGKILL, so that a killed
-    Airflow task leaves no stage running on; exit at once if it is already gone."""
-    with contextlib.suppress(OSError, AttributeError):
-        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM)  # 1 = PR_SET_PDEATHSIG
-    if os.getppid() != parent:
-        sys.exit(f"citeworth: parent process {parent} is gone")
-
-
 def main(argv: list[str] | None = None) -> int:
     name, args, answer, parent = argv if argv is not None else sys.argv[1:]
-    _die_with_parent(int(parent))
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    die_with_parent(int(parent))  # a killed Airflow task leaves no stage running on
+    logging.basicConfig(level=logging.INFO, format=LOG_FORMAT)
     try:
         reply: dict[str, Any] = {"result": _CALLS[name](*json.loads(args))}
     except Exception as exc:

@@ -26,7 +26,7 @@ class DvcVersionOperator(BaseOperator):
 
     def __init__(self, *, stages: Sequence[str], source: str | None = None, release: str | None = None,
                  **kwargs: Any) -> None:
-        from citeworth_airflow.tasks import VERSIONING_POOL
+        from citeworth.orchestration.versioning import VERSIONING_POOL
 
         super().__init__(**{"pool": VERSIONING_POOL, **kwargs})
         self.stages = list(stages)

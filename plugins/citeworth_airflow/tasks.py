@@ -8,8 +8,9 @@ later task reads the same ``params.yaml`` section as ``citeworth run`` and ``dvc
 workspace and is idempotent: a stage the plan finds current is skipped; the mapped tasks (a curated
 shard, a trained model, a domain cell) decide by the project's fingerprint of their data, params
 and code, never by DVC, so a finished one is a no-op. Only the versioning step, one at a time (pool
-``citeworth_versioning``), writes to the repository; ``close_workspace`` removes the workspace of a
-run that succeeded, ``housekeeping`` those of failed runs after some days.
+``citeworth_versioning``, made by ``citeworth airflow setup``), writes to the repository;
+``close_workspace`` removes the workspace of a run that succeeded, ``housekeeping`` those of failed
+runs after some days.
 """
 
 from __future__ import annotations
@@ -26,9 +27,6 @@ from citeworth_airflow import project
 
 log = logging.getLogger(__name__)
 
-# The pool of the versioning steps (`airflow pools set citeworth_versioning 1 ...`): one slot, so
-# one run at a time writes the repository's refs.
-VERSIONING_POOL = "citeworth_versioning"
 # Workspaces of failed runs are kept for inspection this many days, then removed.
 KEEP_FAILED_DAYS = float(os.environ.get("CITEWORTH_KEEP_FAILED_WORKSPACES_DAYS", "7"))
 

@@ -62,7 +62,7 @@ def deployment(tmp_path, migrated_db, mirror):  # noqa: F811
     port = _free_port()
     env = standalone_env(home, project, migrated_db, port)
     cli = _cli(project, env)
-    cli("pools", "set", "citeworth_versioning", "1", "citeworth: one run at a time writes the repository")
+    run([sys.executable, "-m", "citeworth.cli", "airflow", "setup"], project, env=env)  # as the README says
     airflow = Airflow(home, env, port)
     try:
         airflow.wait_until_healthy()

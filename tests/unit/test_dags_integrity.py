@@ -39,11 +39,12 @@ def test_dataset_dag_maps_curation_over_shards_and_versions_last(dag_facts):
     tasks = dag_facts["dags"]["citeworth_dataset"]["tasks"]
     assert tasks["curate_shard"]["mapped"] and tasks["curate_baseline_shard"]["mapped"]
     assert "plan_curate" in tasks["curate_shard"]["upstream"]
-    assert "download" in tasks["plan_curate"]["upstream"]  # shards are globbed after the files land
     assert tasks["assemble"]["upstream"] == ["curate_shard"]
     assert tasks["validate"]["upstream"] == ["assemble", "assemble_baseline"]
-    assert tasks["related_work"]["upstream"] == ["download"]  # the same raw papers as curate
-    assert tasks["export"]["upstream"] == ["download"]
+    assert tasks["related_work"]["upstream"] == ["download", "pdf2tei"]  # the same raw papers as curate
+    assert tasks["export"]["upstream"] == ["download", "pdf2tei"]
+    assert {"download", "pdf2tei"} <= set(tasks["plan_curate"]["upstream"])  # globbed after the files land
+    assert tasks["pdf2tei"]["upstream"] == ["open_workspace"]
     assert tasks["version"]["upstream"] == ["export", "related_work", "resolve_release", "validate"]
     assert tasks["version"]["outlets"] == ["citeworth_dataset"]
     assert tasks["open_workspace"]["upstream"] == ["resolve_release"]

@@ -237,7 +237,8 @@ def _alive(pid: int) -> bool:
 
 @pytest.mark.skipif(not Path("/proc").is_dir(), reason="reads processes from /proc (Linux)")
 def test_a_stage_child_dies_with_a_killed_orchestrator(project):
-    """kill -9 of an Airflow task must not leave its stage running: the child gets SIGTERM."""
+    """kill -9 of an Airflow task must not leave its stage running: the child dies with it
+    (core.processes.die_with_parent, the same as a pool worker)."""
     import signal
     import socket
     import time

@@ -80,3 +80,31 @@ def test_a_model_whose_outputs_are_gone_is_trained_again(params, fits, tmp_path)
     (tmp_path / "metrics/models/tfidf_lr.json").unlink()  # as `dvc repro` removes a stage's outputs
     train_stage.train(params)
     assert fits == ["tfidf_lr", "tfidf_strong", "tfidf_lr"]
+
+
+def _outputs(root) -> dict[str, object]:
+    """Every file the train stage wrote under ``root``, metrics without their runtimes."""
+    files = {}
+    for path in sorted(p for p in root.rglob("*") if p.is_file() and "data" not in p.relative_to(root).parts):
+        relative = str(path.relative_to(root))
+        files[relative] = (train_stage.without_runtimes(json.loads(path.read_text()))
+                           if relative.startswith("metrics/") else path.read_bytes())
+    return files
+
+
+def test_models_trained_side_by_side_write_the_bytes_of_one_after_another(params, tmp_path, monkeypatch):
+    catalog = {**CATALOG, "crnn": {"kind": "crnn", "max_length": 16, "crnn": {"oversample": True},
+                                   "optim": {"batch_size": 8, "epochs": 1, "max_steps": 6}}}
+    params = train_stage.TrainParams(models=["tfidf_lr", "crnn"], catalog=catalog,
+                                     **{**SETTINGS, "threads": 1, "saliency_examples": 2})
+    built = {}
+    for workers in (1, 2):
+        root = tmp_path / f"workers{workers}"
+        root.mkdir()
+        (root / "data").symlink_to(tmp_path / "data")
+        monkeypatch.chdir(root)
+        summary = train_stage.train(params.model_copy(update={"workers": workers}))
+        assert list(summary) == params.models
+        built[workers] = (summary, _outputs(root))
+    assert built[2] == built[1]
+    assert {"models/crnn/citeworth_model.json", "metrics/models/crnn.json"} <= set(built[2][1])
