@@ -54,7 +54,7 @@ from citeworth.check.draft import Block, Draft, sentences
 from citeworth.check.latex import tex_draft
 from citeworth.core.io import write_json
 from citeworth.corpora.paper_index import PaperIndex
-from citeworth.curate.sentences import SentenceSplitter
+from citeworth.text.sentences import SentenceSplitter
 from citeworth.sources import BadRecord, InputSpec, discover_shards, read_shard
 from citeworth.sources.latex import SourcePosition, parse_tex_files
 from citeworth.sources.latex.files import iter_sources
@@ -385,6 +385,7 @@ def _any_model(texts: list[str], folder: Path) -> Path:
     from citeworth.core.schema import CITE_WORTHY, NOT_CITE_WORTHY
     from citeworth.models.fitting import fit_model, model_spec
     from citeworth.models.scoring import NoModel, best_model
+    from citeworth.models.spec import TfidfSpec
 
     try:
         return best_model()
@@ -393,7 +394,7 @@ def _any_model(texts: list[str], folder: Path) -> Path:
         records = [{"mag_field_of_study": ["Biology"],
                     "samples": [{"text": t, "label": labels[i % 2]} for i, t in enumerate(texts[j:j + 3])]}
                    for j in range(0, len(texts), 3)]
-        fit_model(model_spec("tfidf_lr", {"kind": "tfidf_lr"}), records, records[:10], 1, None).save(folder)
+        fit_model(model_spec("tfidf_lr", TfidfSpec(kind="tfidf_lr")), records, records[:10], 1, None).save(folder)
         return folder
 
 

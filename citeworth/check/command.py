@@ -157,6 +157,7 @@ def main(argv: list[str] | None = None) -> int:
         model_dir, model = _model(args.model)
     except (FileNotFoundError, ValueError) as exc:
         return _fail(str(exc))
+    encoder = _encoder_loading() if args.suggest else None  # loads while the draft is scored
     found = check_drafts(drafts, model, args.threshold, progress=True)
     apply_baseline(found, known)
     if args.write_baseline:
@@ -164,7 +165,7 @@ def main(argv: list[str] | None = None) -> int:
         apply_baseline(found, Counter(s.fingerprint for s in found if s.status == FLAGGED))
     if args.suggest:
         try:
-            notes = _suggest(args, drafts, found)
+            notes = _suggest(args, drafts, found, encoder)
         except CorpusError as exc:
             return _fail(str(exc))
         for note in notes:
@@ -239,12 +240,20 @@ def summary(found: Sequence[Sentence], drafts: Sequence[Draft], model_dir: Path,
             + f"; model {model_dir}, threshold {threshold:g}")
 
 
-def _suggest(args, drafts: Sequence[Draft], found: list[Sentence]) -> list[str]:
+def _encoder_loading():
+    from citeworth.suggest.dense import Encoder
+
+    encoder = Encoder()
+    encoder.load_in_background()
+    return encoder
+
+
+def _suggest(args, drafts: Sequence[Draft], found: list[Sentence], encoder) -> list[str]:
     from citeworth.suggest.corpus import corpus_candidates
     from citeworth.suggest.draft import suggest
 
     corpus = corpus_candidates(args.corpus) if args.corpus else []
-    return suggest([(d, syntax_of(d.name, args.syntax)) for d in drafts], found, args.top_k, corpus)
+    return suggest([(d, syntax_of(d.name, args.syntax)) for d in drafts], found, args.top_k, corpus, encoder)
 
 
 def _model(directory: Path | None):
