@@ -54,7 +54,6 @@ from citeworth.check.draft import Block, Draft, sentences
 from citeworth.check.latex import tex_draft
 from citeworth.core.io import write_json
 from citeworth.corpora.paper_index import PaperIndex
-from citeworth.text.sentences import SentenceSplitter
 from citeworth.sources import BadRecord, InputSpec, discover_shards, read_shard
 from citeworth.sources.latex import SourcePosition, parse_tex_files
 from citeworth.sources.latex.files import iter_sources
@@ -63,6 +62,7 @@ from citeworth.suggest.candidates import Candidate, from_raw, project_candidates
 from citeworth.suggest.corpus import add_papers, candidate, citations
 from citeworth.suggest.dense import Encoder
 from citeworth.suggest.ranker import Ranker, fuse
+from citeworth.text.sentences import SentenceSplitter
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "benchmarks" / "results" / "suggest.json"
@@ -394,7 +394,8 @@ def _any_model(texts: list[str], folder: Path) -> Path:
         records = [{"mag_field_of_study": ["Biology"],
                     "samples": [{"text": t, "label": labels[i % 2]} for i, t in enumerate(texts[j:j + 3])]}
                    for j in range(0, len(texts), 3)]
-        fit_model(model_spec("tfidf_lr", TfidfSpec(kind="tfidf_lr")), records, records[:10], 1, None).save(folder)
+        spec = model_spec("tfidf_lr", TfidfSpec(kind="tfidf_lr"))
+        fit_model(spec, records, records[:10], 1, None).save(folder)
         return folder
 
 

@@ -69,8 +69,9 @@ of the draft that already cite an entry, and author surnames written in the sent
 al."), fused by reciprocal rank. For a cited sentence, the rank of each key it cites (reported, not
 judged: on the benchmark no rank separated right citations from wrong ones). --corpus INDEX adds
 the papers of a paper index (their titles, abstracts and the sentences in which other corpus papers
-cite them). A missing or broken .bib is a warning; the check still runs. Markdown and text drafts get corpus
-suggestions only.
+cite them). Markdown: the .bib files its YAML front matter names ("bibliography: refs.bib" or a
+list); --bib FILE for a draft that names none (Markdown, text, stdin). Pandoc citations ([@key],
+@key) are the keys a sentence cites. A missing or broken .bib is a warning; the check still runs.
 
 Output (stdout, or --output FILE):
   gnu    file:line:col: warning: sentence may need a citation (score 0.87) [{RULE_ID}]
@@ -91,6 +92,7 @@ examples:
   citeworth check notes.md --threshold 0.7 --format jsonl
   citeworth check paper/main.tex --format sarif --output citeworth.sarif --fail-on 1000000
   citeworth check paper/main.tex --suggest --top-k 5 --format jsonl
+  citeworth check notes.md --suggest --bib refs.bib
   citeworth check paper/main.tex --write-baseline .citeworth-baseline.json   # accept today's flags
   citeworth check paper/main.tex --baseline .citeworth-baseline.json         # report only new ones
   pandoc -t plain draft.docx | citeworth check - --model models/sentence"""
@@ -121,6 +123,9 @@ def _parser() -> argparse.ArgumentParser:
                         help="rank the draft's own bibliography for every flag (and cited sentence)")
     parser.add_argument("--top-k", type=int, default=3, metavar="K",
                         help="suggestions per flag (default: %(default)s)")
+    parser.add_argument("--bib", type=Path, action="append", default=[], metavar="FILE",
+                        help="with --suggest: the .bib of drafts that name none (Markdown without a "
+                        "front-matter bibliography, plain text, stdin); repeatable")
     parser.add_argument("--corpus", type=Path, metavar="INDEX",
                         help="with --suggest: also suggest the papers of this paper index "
                         "(written by `citeworth suggest-index`)")
@@ -138,6 +143,8 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"--top-k must be 1 or more (got {args.top_k})")
     if args.corpus and not args.suggest:
         parser.error("--corpus needs --suggest")
+    if args.bib and not args.suggest:
+        parser.error("--bib needs --suggest")
     if args.files.count("-") > 1:
         parser.error("stdin (-) can be read once")
     try:
@@ -253,7 +260,8 @@ def _suggest(args, drafts: Sequence[Draft], found: list[Sentence], encoder) -> l
     from citeworth.suggest.draft import suggest
 
     corpus = corpus_candidates(args.corpus) if args.corpus else []
-    return suggest([(d, syntax_of(d.name, args.syntax)) for d in drafts], found, args.top_k, corpus, encoder)
+    return suggest([(d, syntax_of(d.name, args.syntax)) for d in drafts], found, args.top_k, corpus, encoder,
+                   args.bib)
 
 
 def _model(directory: Path | None):

@@ -27,6 +27,7 @@ from citeworth.suggest.dense import Encoder
 from citeworth.suggest.ranker import Ranker, fuse, rrf
 
 PAPER = FIXTURES / "suggest" / "paper"
+MARKDOWN = FIXTURES / "suggest" / "markdown"
 
 
 def test_bm25_scores_match_a_hand_computation():
@@ -187,3 +188,47 @@ def test_corpus_usage_errors_exit_2_with_a_clear_message(model_dir, capsys, tmp_
     code, _, err = run(capsys, main, "--model", str(model_dir), "--suggest", "--corpus",
                        str(tmp_path / "bad.sqlite"))
     assert code == 2 and "not a paper index" in err
+
+
+def test_markdown_draft_suggests_from_its_front_matter_bibliography(model_dir, capsys, tmp_path):  # noqa: F811
+    shutil.copytree(MARKDOWN, tmp_path / "md")
+    draft = tmp_path / "md" / "draft.md"
+    code, out, err = run(capsys, str(draft), "--model", str(model_dir), "--threshold", "0", "--suggest",
+                         "--format", "jsonl")
+    rows = {row["text"]: row for row in map(json.loads, out.splitlines())}
+    garcia = rows["García and Okafor showed that photosynthetic efficiency of wheat rises under elevated "
+                  "carbon dioxide."]
+    assert garcia["suggestions"][0] == {"key": "garcia2019wheat", "source": "bibliography",
+                                        "score": garcia["suggestions"][0]["score"],
+                                        "title": "Elevated CO$_2$ and the photosynthetic efficiency of Wheat"}
+    coral = rows["Coral reefs bleach when ocean temperatures stay high."]  # [see @Hughes2017, p. 3; ...]
+    assert [r["key"] for r in coral["cited_ranks"]] == ["Hughes2017", "garcia2019wheat"]
+    sarif_file = tmp_path / "check.sarif"
+    run(capsys, str(draft), "--model", str(model_dir), "--threshold", "0", "--suggest", "--format", "sarif",
+        "-o", str(sarif_file))
+    log = json.loads(sarif_file.read_text())
+    schema = json.loads((FIXTURES / "sarif" / "sarif-schema-2.1.0.json").read_text())
+    jsonschema.Draft4Validator(schema).validate(log)
+    [result] = [r for r in log["runs"][0]["results"] if "García" in r["message"]["text"]]
+    [replacement] = result["fixes"][0]["artifactChanges"][0]["replacements"]
+    region, inserted = replacement["deletedRegion"], replacement["insertedContent"]["text"]
+    line = draft.read_text().splitlines()[region["startLine"] - 1]
+    column = region["startColumn"] - 1
+    assert line[:column] + inserted + line[column:] == (
+        "García and Okafor showed that photosynthetic efficiency of wheat rises under elevated carbon "
+        "dioxide [@garcia2019wheat].")
+
+
+def test_bib_option_serves_drafts_that_name_no_bibliography(model_dir, capsys, tmp_path):  # noqa: F811
+    notes = tmp_path / "notes.txt"
+    notes.write_text("Transformers replaced recurrence with self-attention for machine translation.\n")
+    code, out, err = run(capsys, str(notes), "--model", str(model_dir), "--threshold", "0", "--suggest",
+                         "--format", "jsonl", "--bib", str(MARKDOWN / "refs.bib"), "--bib",
+                         str(tmp_path / "gone.bib"))
+    [row] = map(json.loads, out.splitlines())
+    assert row["suggestions"][0]["key"] == "Vaswani2017"
+    assert "cannot read bibliography" in err and "gone.bib" in err
+    broken = tmp_path / "broken.md"
+    broken.write_text("---\nbibliography: [unclosed\n---\n\nKelp forests shrink where urchins graze.\n")
+    code, out, err = run(capsys, str(broken), "--model", str(model_dir), "--threshold", "0", "--suggest")
+    assert "front matter is not YAML" in err
