@@ -249,8 +249,9 @@ def summary(found: Sequence[Sentence], drafts: Sequence[Draft], model_dir: Path,
 
 def _encoder_loading():
     from citeworth.suggest.dense import Encoder
+    from citeworth.suggest.vector_cache import user_cache_dir
 
-    encoder = Encoder()
+    encoder = Encoder(cache_dir=user_cache_dir())
     encoder.load_in_background()
     return encoder
 

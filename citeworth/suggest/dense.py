@@ -6,11 +6,13 @@ from __future__ import annotations
 import contextlib
 import threading
 from collections.abc import Sequence
+from pathlib import Path
 
 import numpy as np
 
 from citeworth.core.threads import torch_threads
 from citeworth.models.encoders import EMBEDDED
+from citeworth.suggest.vector_cache import VectorCache
 
 MAX_TOKENS = 128  # a title with its abstract's start; a sentence fits whole
 # Small batches of length-sorted texts: little padding. One torch thread: batches this small gain
@@ -22,10 +24,12 @@ THREADS = 1
 
 
 class Encoder:
-    """Unit vectors of texts; each distinct text is embedded once per instance."""
+    """Unit vectors of texts; each distinct text is embedded once per instance, and once per
+    encoder version with a ``cache_dir`` (a ``VectorCache`` there)."""
 
-    def __init__(self, name: str = EMBEDDED):
-        self.name = name
+    def __init__(self, name: str = EMBEDDED, cache_dir: Path | None = None):
+        self.name, self.cache_dir = name, cache_dir
+        self._disk: VectorCache | None = None
         self._model = None
         self._loading: threading.Thread | None = None
         self._cache: dict[str, np.ndarray] = {}
@@ -38,12 +42,25 @@ class Encoder:
             self._loading.start()
 
     def encode(self, texts: Sequence[str]) -> np.ndarray:
-        missing = sorted({t for t in texts if t not in self._cache}, key=len)
+        missing = {t for t in texts if t not in self._cache}
+        if missing and self.cache_dir is not None:
+            self._cache.update(self._disk_cache().get(list(missing)))
+            missing -= self._cache.keys()
         if missing:
-            for text, vector in zip(missing, self._embed(missing), strict=True):
-                self._cache[text] = vector
+            ordered = sorted(missing, key=len)
+            embedded = dict(zip(ordered, self._embed(ordered), strict=True))
+            self._cache.update(embedded)
+            if self.cache_dir is not None:
+                self._disk_cache().put(embedded)
         dim = next(iter(self._cache.values())).shape[0] if self._cache else 1
         return np.stack([self._cache[t] for t in texts]) if texts else np.zeros((0, dim), np.float32)
+
+    def _disk_cache(self) -> VectorCache:
+        if self._disk is None:
+            from citeworth.models.encoders import encoder_digest
+
+            self._disk = VectorCache(self.cache_dir, encoder_digest(self.name))
+        return self._disk
 
     def _preload(self) -> None:
         with contextlib.suppress(Exception):  # ``_embed`` loads again and raises it where it is handled

@@ -25,9 +25,16 @@ from citeworth.suggest.candidates import draft_candidates, from_raw
 from citeworth.suggest.corpus import corpus_candidates
 from citeworth.suggest.dense import Encoder
 from citeworth.suggest.ranker import Ranker, fuse, rrf
+from citeworth.suggest.vector_cache import VectorCache
 
 PAPER = FIXTURES / "suggest" / "paper"
 MARKDOWN = FIXTURES / "suggest" / "markdown"
+
+
+@pytest.fixture(autouse=True)
+def _own_cache_dir(tmp_path, monkeypatch):
+    """check --suggest keeps vectors in the user's cache folder: each test gets its own."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
 
 
 def test_bm25_scores_match_a_hand_computation():
@@ -232,3 +239,26 @@ def test_bib_option_serves_drafts_that_name_no_bibliography(model_dir, capsys, t
     broken.write_text("---\nbibliography: [unclosed\n---\n\nKelp forests shrink where urchins graze.\n")
     code, out, err = run(capsys, str(broken), "--model", str(model_dir), "--threshold", "0", "--suggest")
     assert "front matter is not YAML" in err
+
+
+def test_vector_cache_keeps_the_most_recently_used_vectors_of_one_encoder(tmp_path):
+    cache = VectorCache(tmp_path, "digest-a", limit=2)
+    cache.put({"one": np.ones(3, np.float32), "two": np.full(3, 2, np.float32)})
+    assert VectorCache(tmp_path, "digest-b").get(["one", "two"]) == {}  # another encoder: nothing
+    assert np.array_equal(cache.get(["two", "none"])["two"], np.full(3, 2))  # "two" used last
+    cache.put({"three": np.zeros(3, np.float32)})
+    assert sorted(VectorCache(tmp_path, "digest-a").get(["one", "two", "three"])) == ["three", "two"]
+
+
+def test_vector_cache_that_cannot_be_written_costs_only_speed(tmp_path, caplog):
+    (tmp_path / "file").write_text("a file where the folder should be")
+    cache = VectorCache(tmp_path / "file", "digest")
+    cache.put({"one": np.ones(3, np.float32)})
+    assert cache.get(["one"]) == {} and "vector cache" in caplog.text
+
+
+def test_encoder_reuses_vectors_of_an_earlier_run(tmp_path, monkeypatch):
+    texts = ["Kelp forests shrink where urchins graze.", "Attention is all you need."]
+    first = Encoder(cache_dir=tmp_path).encode(texts)
+    monkeypatch.setattr(Encoder, "_embed", lambda self, missing: pytest.fail(f"embedded {missing}"))
+    assert np.array_equal(Encoder(cache_dir=tmp_path).encode(texts[::-1]), first[::-1])
