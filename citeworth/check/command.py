@@ -72,6 +72,8 @@ the papers of a paper index (their titles, abstracts and the sentences in which 
 cite them). Markdown: the .bib files its YAML front matter names ("bibliography: refs.bib" or a
 list); --bib FILE for a draft that names none (Markdown, text, stdin). Pandoc citations ([@key],
 @key) are the keys a sentence cites. A missing or broken .bib is a warning; the check still runs.
+MiniLM vectors are kept in $XDG_CACHE_HOME/citeworth (else ~/.cache/citeworth; 40,000 at most, the
+least recently used dropped), so a re-check embeds only the sentences and entries that changed.
 
 Output (stdout, or --output FILE):
   gnu    file:line:col: warning: sentence may need a citation (score 0.87) [{RULE_ID}]
