@@ -16,9 +16,10 @@ from citeworth.suggest.vector_cache import VectorCache
 
 MAX_TOKENS = 128  # a title with its abstract's start; a sentence fits whole
 # Small batches of length-sorted texts: little padding. One torch thread: batches this small gain
-# little from intra-op threads and lose much when the cores are shared (benchmarks/suggest.py:
-# 300 sentences took 7.7 s with 1 thread and batches of 8, 17.7 s with 2 threads, 11.9 s with 1
-# thread and batches of 64, on the 2-core project machine under load).
+# little from intra-op threads, whose workers wait for each other when other jobs share the cores
+# (ad hoc, the benchmark's 300 sentences at load 3.8 on 2 cores: 7.7 s with 1 thread and batches
+# of 8, 17.7 s with 2 threads, 11.9 s with 1 thread and batches of 64; benchmarks/suggest.py at
+# load 4.2-4.6 timed the check's cold --suggest no slower or faster than 2 threads and batches of 64).
 BATCH = 8
 THREADS = 1
 
