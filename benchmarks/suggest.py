@@ -2,6 +2,7 @@
 
     .venv/bin/python benchmarks/suggest.py            # the mirror: $CITEWORTH_MIRROR, else ../shared/data
     .venv/bin/python benchmarks/suggest.py --no-speed
+    .venv/bin/python benchmarks/suggest.py --compare-with ../main   # also time another checkout's --suggest
 
 Run from the project root.
 
@@ -21,7 +22,10 @@ Run from the project root.
   and MRR for BM25, dense, fused.
 - **Speed**: ``citeworth check`` on a 300-sentence LaTeX draft with a 100-entry ``.bib`` (written
   from the mirrored papers), with and without ``--suggest``, in fresh processes, same run: the
-  seconds ``--suggest`` adds (target <= 5 s) and the ratio. A 50,000-entry ``.bib`` is timed too.
+  seconds ``--suggest`` adds (target <= 5 s, cold) and the ratio. Cold: an empty vector cache
+  (``XDG_CACHE_HOME`` a new folder), the first check of a draft; warm: the same check again, its
+  vectors cached. ``--compare-with DIR`` times the ``--suggest`` of another checkout (its
+  ``citeworth`` package) in the same rounds. A 50,000-entry ``.bib`` is timed too (cold).
   The check needs a model: the best by dev F1 (metrics/models.json), else ``--model DIR``.
 
 Results: benchmarks/results/suggest.json (with the machine's load average).
@@ -54,7 +58,6 @@ from citeworth.check.draft import Block, Draft, sentences
 from citeworth.check.latex import tex_draft
 from citeworth.core.io import write_json
 from citeworth.corpora.paper_index import PaperIndex
-from citeworth.curate.sentences import SentenceSplitter
 from citeworth.sources import BadRecord, InputSpec, discover_shards, read_shard
 from citeworth.sources.latex import SourcePosition, parse_tex_files
 from citeworth.sources.latex.files import iter_sources
@@ -63,6 +66,7 @@ from citeworth.suggest.candidates import Candidate, from_raw, project_candidates
 from citeworth.suggest.corpus import add_papers, candidate, citations
 from citeworth.suggest.dense import Encoder
 from citeworth.suggest.ranker import Ranker, fuse
+from citeworth.text.sentences import SentenceSplitter
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "benchmarks" / "results" / "suggest.json"
@@ -96,6 +100,8 @@ def main(argv: list[str] | None = None) -> int:
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--no-speed", action="store_true", help="skip the timing of the check command")
     parser.add_argument("--model", type=Path, help="the check's model for the timing (default: the best)")
+    parser.add_argument("--compare-with", type=Path, metavar="DIR",
+                        help="also time check --suggest of the checkout in DIR (e.g. main before a change)")
     args = parser.parse_args(argv)
     mirror = Path(os.environ.get("CITEWORTH_MIRROR") or ROOT.parent / "shared" / "data")
     if not mirror.is_dir():
@@ -106,7 +112,7 @@ def main(argv: list[str] | None = None) -> int:
         papers = latex_papers(mirror, splitter) + unarxive_papers(unarxive, splitter)
         own = own_bibliography(papers, encoder)
         corpus = corpus_setting(mirror, unarxive, encoder, Path(folder))
-        speed = None if args.no_speed else speed_of(args.model, papers, Path(folder))
+        speed = None if args.no_speed else speed_of(args.model, papers, Path(folder), args.compare_with)
     results = {
         "machine": {"cpus": os.cpu_count(), "python": platform.python_version(),
                     "load_average_1m": round(os.getloadavg()[0], 2),
@@ -344,9 +350,10 @@ def _later(year: int | None, than: int | None) -> bool:
     return year is not None and than is not None and year > than
 
 
-def speed_of(model: Path | None, papers: Sequence[PaperCases], folder: Path) -> dict:
+def speed_of(model: Path | None, papers: Sequence[PaperCases], folder: Path, other: Path | None) -> dict:
     """``citeworth check`` of a 300-sentence draft with a 100-entry .bib, with and without --suggest
-    (fresh processes, median of 3, alternating); and --suggest with a 50,000-entry .bib."""
+    (cold and warm; fresh processes, median of 3, alternating); ``other``'s --suggest in the same
+    rounds; and --suggest with a 50,000-entry .bib."""
     draft = folder / "speed"
     draft.mkdir()
     texts = [case.text for paper in papers for case in paper.cases][:DRAFT_SENTENCES]
@@ -359,25 +366,38 @@ def speed_of(model: Path | None, papers: Sequence[PaperCases], folder: Path) -> 
     # --threshold 0: every sentence is a flag, the most work --suggest can have
     base = ["check", str(draft / "main.tex"), "--model", str(model), "--format", "jsonl",
             "--fail-on", "1000000", "--threshold", "0"]
-    plain, suggested = [], []
-    for _ in range(3):
-        plain.append(_seconds(base))
-        suggested.append(_seconds([*base, "--suggest"]))
+    runs: dict[str, list[tuple[float, float]]] = defaultdict(list)
+    loads = []
+    for round_ in range(3):
+        cache = folder / f"cache{round_}"  # empty: cold
+        runs["check"].append(_seconds(base))
+        runs["cold"].append(_seconds([*base, "--suggest"], cache))
+        runs["warm"].append(_seconds([*base, "--suggest"], cache))
+        if other:
+            runs["compared"].append(_seconds([*base, "--suggest"], folder / f"other{round_}", other))
+        loads.append(os.getloadavg()[0])
     (draft / "refs.bib").write_text("".join(_bib_entry(f"ref{i}", entries[i % len(entries)])
                                             for i in range(50_000)))
-    large_wall, large_cpu = _seconds([*base, "--suggest"])
-    wall, cpu = ([statistics.median(run[i] for run in runs) for runs in (plain, suggested)] for i in (0, 1))
-    return {"model": str(model), "draft_sentences": len(texts), "bib_entries": len(entries),
-            "load_average_1m": round(os.getloadavg()[0], 2),
-            "check_seconds_median": round(wall[0], 2), "check_suggest_seconds_median": round(wall[1], 2),
-            "added_seconds": round(wall[1] - wall[0], 2), "ratio": round(wall[1] / wall[0], 2),
-            "check_cpu_seconds_median": round(cpu[0], 2),
-            "check_suggest_cpu_seconds_median": round(cpu[1], 2),
-            "added_cpu_seconds": round(cpu[1] - cpu[0], 2),
-            "target_added_seconds": TARGET_ADDED_SECONDS,
-            "within_target": wall[1] - wall[0] <= TARGET_ADDED_SECONDS,
-            "bib_50000_check_suggest_seconds": round(large_wall, 2),
-            "bib_50000_check_suggest_cpu_seconds": round(large_cpu, 2)}
+    large_wall, large_cpu = _seconds([*base, "--suggest"], folder / "cache-large")
+    wall = {name: statistics.median(w for w, _ in timed) for name, timed in runs.items()}
+    cpu = {name: statistics.median(c for _, c in timed) for name, timed in runs.items()}
+    result = {"model": str(model), "draft_sentences": len(texts), "bib_entries": len(entries),
+              "load_average_1m_per_round": [round(load, 2) for load in loads],
+              "check_seconds_median": round(wall["check"], 2),
+              "check_cpu_seconds_median": round(cpu["check"], 2),
+              "target_added_seconds": TARGET_ADDED_SECONDS,
+              "within_target": wall["cold"] - wall["check"] <= TARGET_ADDED_SECONDS,
+              "bib_50000_check_suggest_seconds": round(large_wall, 2),
+              "bib_50000_check_suggest_cpu_seconds": round(large_cpu, 2)}
+    for name in ("cold", "warm", "compared"):
+        if name in runs:
+            result[name] = {"check_suggest_seconds_median": round(wall[name], 2),
+                            "added_seconds": round(wall[name] - wall["check"], 2),
+                            "ratio": round(wall[name] / wall["check"], 2),
+                            "added_cpu_seconds": round(cpu[name] - cpu["check"], 2)}
+    if other:
+        result["compared"]["checkout"] = str(other)
+    return result
 
 
 def _any_model(texts: list[str], folder: Path) -> Path:
@@ -385,6 +405,7 @@ def _any_model(texts: list[str], folder: Path) -> Path:
     from citeworth.core.schema import CITE_WORTHY, NOT_CITE_WORTHY
     from citeworth.models.fitting import fit_model, model_spec
     from citeworth.models.scoring import NoModel, best_model
+    from citeworth.models.spec import TfidfSpec
 
     try:
         return best_model()
@@ -393,7 +414,8 @@ def _any_model(texts: list[str], folder: Path) -> Path:
         records = [{"mag_field_of_study": ["Biology"],
                     "samples": [{"text": t, "label": labels[i % 2]} for i, t in enumerate(texts[j:j + 3])]}
                    for j in range(0, len(texts), 3)]
-        fit_model(model_spec("tfidf_lr", {"kind": "tfidf_lr"}), records, records[:10], 1, None).save(folder)
+        spec = model_spec("tfidf_lr", TfidfSpec(kind="tfidf_lr"))
+        fit_model(spec, records, records[:10], 1, None).save(folder)
         return folder
 
 
@@ -408,10 +430,15 @@ def _bib_entry(key: str, candidate: Candidate) -> str:
             f"  author = {{{_escaped(authors)}}},\n  year = {{{candidate.year or 2000}}}\n}}\n")
 
 
-def _seconds(args: list[str]) -> tuple[float, float]:
-    """Wall and CPU (user + system) seconds of ``citeworth ARGS`` in a fresh process."""
+def _seconds(args: list[str], cache: Path | None = None, checkout: Path = ROOT) -> tuple[float, float]:
+    """Wall and CPU (user + system) seconds of ``citeworth ARGS`` in a fresh process, with the
+    package of ``checkout`` and ``cache`` as the user's cache folder."""
+    env = {**os.environ, "PYTHONPATH": str(checkout.resolve())}
+    if cache:
+        env["XDG_CACHE_HOME"] = str(cache)
     before, start = resource.getrusage(resource.RUSAGE_CHILDREN), time.perf_counter()
-    done = subprocess.run([sys.executable, "-m", "citeworth.cli", *args], capture_output=True, text=True)
+    done = subprocess.run([sys.executable, "-m", "citeworth.cli", *args], capture_output=True, text=True,
+                          env=env)
     wall, after = time.perf_counter() - start, resource.getrusage(resource.RUSAGE_CHILDREN)
     if done.returncode not in (0, 1):  # 1: flags, as every sentence is one
         sys.exit(f"citeworth {' '.join(args)} failed:\n{done.stderr[-3000:]}")

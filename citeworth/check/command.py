@@ -69,8 +69,11 @@ of the draft that already cite an entry, and author surnames written in the sent
 al."), fused by reciprocal rank. For a cited sentence, the rank of each key it cites (reported, not
 judged: on the benchmark no rank separated right citations from wrong ones). --corpus INDEX adds
 the papers of a paper index (their titles, abstracts and the sentences in which other corpus papers
-cite them). A missing or broken .bib is a warning; the check still runs. Markdown and text drafts get corpus
-suggestions only.
+cite them). Markdown: the .bib files its YAML front matter names ("bibliography: refs.bib" or a
+list); --bib FILE for a draft that names none (Markdown, text, stdin). Pandoc citations ([@key],
+@key) are the keys a sentence cites. A missing or broken .bib is a warning; the check still runs.
+MiniLM vectors are kept in $XDG_CACHE_HOME/citeworth (else ~/.cache/citeworth; 40,000 at most, the
+least recently used dropped), so a re-check embeds only the sentences and entries that changed.
 
 Output (stdout, or --output FILE):
   gnu    file:line:col: warning: sentence may need a citation (score 0.87) [{RULE_ID}]
@@ -91,6 +94,7 @@ examples:
   citeworth check notes.md --threshold 0.7 --format jsonl
   citeworth check paper/main.tex --format sarif --output citeworth.sarif --fail-on 1000000
   citeworth check paper/main.tex --suggest --top-k 5 --format jsonl
+  citeworth check notes.md --suggest --bib refs.bib
   citeworth check paper/main.tex --write-baseline .citeworth-baseline.json   # accept today's flags
   citeworth check paper/main.tex --baseline .citeworth-baseline.json         # report only new ones
   pandoc -t plain draft.docx | citeworth check - --model models/sentence"""
@@ -121,6 +125,9 @@ def _parser() -> argparse.ArgumentParser:
                         help="rank the draft's own bibliography for every flag (and cited sentence)")
     parser.add_argument("--top-k", type=int, default=3, metavar="K",
                         help="suggestions per flag (default: %(default)s)")
+    parser.add_argument("--bib", type=Path, action="append", default=[], metavar="FILE",
+                        help="with --suggest: the .bib of drafts that name none (Markdown without a "
+                        "front-matter bibliography, plain text, stdin); repeatable")
     parser.add_argument("--corpus", type=Path, metavar="INDEX",
                         help="with --suggest: also suggest the papers of this paper index "
                         "(written by `citeworth suggest-index`)")
@@ -138,6 +145,8 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"--top-k must be 1 or more (got {args.top_k})")
     if args.corpus and not args.suggest:
         parser.error("--corpus needs --suggest")
+    if args.bib and not args.suggest:
+        parser.error("--bib needs --suggest")
     if args.files.count("-") > 1:
         parser.error("stdin (-) can be read once")
     try:
@@ -157,6 +166,7 @@ def main(argv: list[str] | None = None) -> int:
         model_dir, model = _model(args.model)
     except (FileNotFoundError, ValueError) as exc:
         return _fail(str(exc))
+    encoder = _encoder_loading() if args.suggest else None  # loads while the draft is scored
     found = check_drafts(drafts, model, args.threshold, progress=True)
     apply_baseline(found, known)
     if args.write_baseline:
@@ -164,7 +174,7 @@ def main(argv: list[str] | None = None) -> int:
         apply_baseline(found, Counter(s.fingerprint for s in found if s.status == FLAGGED))
     if args.suggest:
         try:
-            notes = _suggest(args, drafts, found)
+            notes = _suggest(args, drafts, found, encoder)
         except CorpusError as exc:
             return _fail(str(exc))
         for note in notes:
@@ -239,12 +249,22 @@ def summary(found: Sequence[Sentence], drafts: Sequence[Draft], model_dir: Path,
             + f"; model {model_dir}, threshold {threshold:g}")
 
 
-def _suggest(args, drafts: Sequence[Draft], found: list[Sentence]) -> list[str]:
+def _encoder_loading():
+    from citeworth.suggest.dense import Encoder
+    from citeworth.suggest.vector_cache import user_cache_dir
+
+    encoder = Encoder(cache_dir=user_cache_dir())
+    encoder.load_in_background()
+    return encoder
+
+
+def _suggest(args, drafts: Sequence[Draft], found: list[Sentence], encoder) -> list[str]:
     from citeworth.suggest.corpus import corpus_candidates
     from citeworth.suggest.draft import suggest
 
     corpus = corpus_candidates(args.corpus) if args.corpus else []
-    return suggest([(d, syntax_of(d.name, args.syntax)) for d in drafts], found, args.top_k, corpus)
+    return suggest([(d, syntax_of(d.name, args.syntax)) for d in drafts], found, args.top_k, corpus, encoder,
+                   args.bib)
 
 
 def _model(directory: Path | None):

@@ -6,6 +6,10 @@ A LaTeX draft's candidates are the entries of the ``.bib`` files its main file n
 them, cited or not: an author's ``.bib`` is the shelf they pick from. Without a ``.bib``, the
 entries of its ``.bbl`` or ``thebibliography``. Keys are spelled as the source spells them and
 looked up case-insensitively, as BibTeX does; a duplicate key keeps its first entry.
+
+A Markdown draft's candidates are the entries of the ``.bib`` files its pandoc-style YAML front
+matter names (``bibliography: refs.bib`` or a list, relative to the draft's folder); ``check
+--bib FILE`` names them for any draft that names none (Markdown, plain text, stdin).
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ from citeworth.sources.latex.bibliography import (
     BibEntries,
     Reference,
     load_bibliography,
+    read_bib,
 )
 from citeworth.sources.latex.project import flatten, strip_comments, tex_texts
 
@@ -32,6 +37,7 @@ _RAW_AUTHOR_SEPARATOR = re.compile(r",\s*(?:and\s+)?|;\s*|\s+and\s+|\s*&\s*")
 _INITIALS = re.compile(r"(?:[A-Z]\.-?)+|et|al\.?|others", re.I)
 _RAW_TITLE_END = re.compile(r"[.?!]\s+|,\s+(?:in|In)\s+")
 _LATEX_LEFTOVER = re.compile(r"\\[a-zA-Z]+|[{}]")
+_FRONT_MATTER = re.compile(r"\A(?:\ufeff)?---[ \t]*\n(.*?)\n(?:---|\.\.\.)[ \t]*(?:\n|\Z)", re.S)
 
 
 @dataclass
@@ -112,6 +118,40 @@ def project_candidates(texts: dict[str, str], main: str, label: str) -> tuple[li
         warnings.append(f"{label}: no bibliography entries (.bib, .bbl or thebibliography): "
                         "nothing to suggest from")
     return candidates, warnings
+
+
+def bib_candidates(paths: list[Path], label: str) -> tuple[list[Candidate], list[str]]:
+    """The entries of the ``.bib`` files ``paths`` (the first of a duplicated key kept), and warnings."""
+    entries, warnings = BibEntries(), []
+    for path in paths:
+        try:
+            entries.merge(read_bib(path.read_text(encoding="utf-8", errors="replace")))
+        except OSError as exc:
+            warnings.append(f"{label}: cannot read bibliography {str(path)!r}: {exc.strerror or exc} "
+                            "(not suggested from)")
+    warnings += _bib_warnings(label, entries)
+    candidates = [from_reference(ref, entries.fields(key)) for key in entries if (ref := entries.get(key))]
+    if not candidates:
+        warnings.append(f"{label}: no bibliography entries in {', '.join(map(str, paths))}: "
+                        "nothing to suggest from")
+    return candidates, warnings
+
+
+def front_matter_bibs(markdown: str, folder: Path) -> tuple[list[Path], list[str]]:
+    """The ``.bib`` paths a Markdown draft's YAML front matter names (``bibliography:``, a path or
+    a list of them, relative to ``folder``), and a problem if the front matter is not YAML."""
+    import yaml
+
+    found = _FRONT_MATTER.match(markdown)
+    if not found:
+        return [], []
+    try:
+        meta = yaml.safe_load(found.group(1))
+    except yaml.YAMLError as exc:
+        return [], [f"front matter is not YAML ({exc.__class__.__name__}): its bibliography is not read"]
+    named = meta.get("bibliography") if isinstance(meta, dict) else None
+    names = [named] if isinstance(named, str) else named if isinstance(named, list) else []
+    return [folder / str(name) for name in names if name], []
 
 
 def _named_bibs(text: str, folder: str) -> list[str]:

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from citeworth.check.draft import CITED, FLAGGED, Draft, Sentence
-from citeworth.suggest.candidates import Candidate, draft_candidates
+from citeworth.suggest.candidates import Candidate, bib_candidates, draft_candidates, front_matter_bibs
 from citeworth.suggest.dense import Encoder
 from citeworth.suggest.ranker import Ranker, fuse, order
 
@@ -52,24 +52,37 @@ class CitedRank:
 
 
 def suggest(drafts: Sequence[tuple[Draft, str]], found: Sequence[Sentence], k: int,
-            corpus: Sequence[Candidate] = (), encoder: Encoder | None = None) -> list[str]:
+            corpus: Sequence[Candidate] = (), encoder: Encoder | None = None,
+            bibs: Sequence[Path] = ()) -> list[str]:
     """Fill ``suggestions`` and ``cited_ranks`` of ``found``'s sentences; ``drafts``: each draft
-    with its syntax (tex, md, txt). Returns warnings about the bibliographies."""
+    with its syntax (tex, md, txt); ``bibs``: the ``.bib`` files of drafts that name none (not
+    LaTeX). Returns warnings about the bibliographies."""
     encoder = encoder or Encoder()
     warnings = []
     for draft, syntax in drafts:
         files = set(draft.files) | {draft.name}
         mine = [s for s in found if s.file in files]
-        own, problems = draft_bibliography(draft, syntax)
+        own, problems = draft_bibliography(draft, syntax, list(bibs))
         warnings += problems
         _suggest_draft(mine, own, list(corpus), syntax, k, encoder)
     return warnings
 
 
-def draft_bibliography(draft: Draft, syntax: str) -> tuple[list[Candidate], list[str]]:
-    if syntax == "tex" and draft.name != "-":
+def draft_bibliography(draft: Draft, syntax: str, bibs: list[Path]) -> tuple[list[Candidate], list[str]]:
+    """The candidates of ``draft``'s own bibliography: what a LaTeX draft or a Markdown draft's
+    front matter names, else ``bibs``; and warnings."""
+    stdin = draft.name == "-"
+    if syntax == "tex" and not stdin:
         return draft_candidates(Path(draft.name))
-    return [], []
+    named, problems = [], []
+    if syntax == "md" and not stdin:
+        path = Path(draft.name)
+        named, problems = front_matter_bibs(path.read_text(encoding="utf-8", errors="replace"), path.parent)
+    named = named or bibs
+    if not named:
+        return [], [f"{draft.name}: {problem}" for problem in problems]
+    candidates, warnings = bib_candidates(named, draft.name)
+    return candidates, [f"{draft.name}: {problem}" for problem in problems] + warnings
 
 
 def _suggest_draft(found: list[Sentence], own: list[Candidate], corpus: list[Candidate], syntax: str, k: int,

@@ -25,8 +25,16 @@ from citeworth.suggest.candidates import draft_candidates, from_raw
 from citeworth.suggest.corpus import corpus_candidates
 from citeworth.suggest.dense import Encoder
 from citeworth.suggest.ranker import Ranker, fuse, rrf
+from citeworth.suggest.vector_cache import VectorCache
 
 PAPER = FIXTURES / "suggest" / "paper"
+MARKDOWN = FIXTURES / "suggest" / "markdown"
+
+
+@pytest.fixture(autouse=True)
+def _own_cache_dir(tmp_path, monkeypatch):
+    """check --suggest keeps vectors in the user's cache folder: each test gets its own."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
 
 
 def test_bm25_scores_match_a_hand_computation():
@@ -187,3 +195,70 @@ def test_corpus_usage_errors_exit_2_with_a_clear_message(model_dir, capsys, tmp_
     code, _, err = run(capsys, main, "--model", str(model_dir), "--suggest", "--corpus",
                        str(tmp_path / "bad.sqlite"))
     assert code == 2 and "not a paper index" in err
+
+
+def test_markdown_draft_suggests_from_its_front_matter_bibliography(model_dir, capsys, tmp_path):  # noqa: F811
+    shutil.copytree(MARKDOWN, tmp_path / "md")
+    draft = tmp_path / "md" / "draft.md"
+    code, out, err = run(capsys, str(draft), "--model", str(model_dir), "--threshold", "0", "--suggest",
+                         "--format", "jsonl")
+    rows = {row["text"]: row for row in map(json.loads, out.splitlines())}
+    garcia = rows["García and Okafor showed that photosynthetic efficiency of wheat rises under elevated "
+                  "carbon dioxide."]
+    assert garcia["suggestions"][0] == {"key": "garcia2019wheat", "source": "bibliography",
+                                        "score": garcia["suggestions"][0]["score"],
+                                        "title": "Elevated CO$_2$ and the photosynthetic efficiency of Wheat"}
+    coral = rows["Coral reefs bleach when ocean temperatures stay high."]  # [see @Hughes2017, p. 3; ...]
+    assert [r["key"] for r in coral["cited_ranks"]] == ["Hughes2017", "garcia2019wheat"]
+    sarif_file = tmp_path / "check.sarif"
+    run(capsys, str(draft), "--model", str(model_dir), "--threshold", "0", "--suggest", "--format", "sarif",
+        "-o", str(sarif_file))
+    log = json.loads(sarif_file.read_text())
+    schema = json.loads((FIXTURES / "sarif" / "sarif-schema-2.1.0.json").read_text())
+    jsonschema.Draft4Validator(schema).validate(log)
+    [result] = [r for r in log["runs"][0]["results"] if "García" in r["message"]["text"]]
+    [replacement] = result["fixes"][0]["artifactChanges"][0]["replacements"]
+    region, inserted = replacement["deletedRegion"], replacement["insertedContent"]["text"]
+    line = draft.read_text().splitlines()[region["startLine"] - 1]
+    column = region["startColumn"] - 1
+    assert line[:column] + inserted + line[column:] == (
+        "García and Okafor showed that photosynthetic efficiency of wheat rises under elevated carbon "
+        "dioxide [@garcia2019wheat].")
+
+
+def test_bib_option_serves_drafts_that_name_no_bibliography(model_dir, capsys, tmp_path):  # noqa: F811
+    notes = tmp_path / "notes.txt"
+    notes.write_text("Transformers replaced recurrence with self-attention for machine translation.\n")
+    code, out, err = run(capsys, str(notes), "--model", str(model_dir), "--threshold", "0", "--suggest",
+                         "--format", "jsonl", "--bib", str(MARKDOWN / "refs.bib"), "--bib",
+                         str(tmp_path / "gone.bib"))
+    [row] = map(json.loads, out.splitlines())
+    assert row["suggestions"][0]["key"] == "Vaswani2017"
+    assert "cannot read bibliography" in err and "gone.bib" in err
+    broken = tmp_path / "broken.md"
+    broken.write_text("---\nbibliography: [unclosed\n---\n\nKelp forests shrink where urchins graze.\n")
+    code, out, err = run(capsys, str(broken), "--model", str(model_dir), "--threshold", "0", "--suggest")
+    assert "front matter is not YAML" in err
+
+
+def test_vector_cache_keeps_the_most_recently_used_vectors_of_one_encoder(tmp_path):
+    cache = VectorCache(tmp_path, "digest-a", limit=2)
+    cache.put({"one": np.ones(3, np.float32), "two": np.full(3, 2, np.float32)})
+    assert VectorCache(tmp_path, "digest-b").get(["one", "two"]) == {}  # another encoder: nothing
+    assert np.array_equal(cache.get(["two", "none"])["two"], np.full(3, 2))  # "two" used last
+    cache.put({"three": np.zeros(3, np.float32)})
+    assert sorted(VectorCache(tmp_path, "digest-a").get(["one", "two", "three"])) == ["three", "two"]
+
+
+def test_vector_cache_that_cannot_be_written_costs_only_speed(tmp_path, caplog):
+    (tmp_path / "file").write_text("a file where the folder should be")
+    cache = VectorCache(tmp_path / "file", "digest")
+    cache.put({"one": np.ones(3, np.float32)})
+    assert cache.get(["one"]) == {} and "vector cache" in caplog.text
+
+
+def test_encoder_reuses_vectors_of_an_earlier_run(tmp_path, monkeypatch):
+    texts = ["Kelp forests shrink where urchins graze.", "Attention is all you need."]
+    first = Encoder(cache_dir=tmp_path).encode(texts)
+    monkeypatch.setattr(Encoder, "_embed", lambda self, missing: pytest.fail(f"embedded {missing}"))
+    assert np.array_equal(Encoder(cache_dir=tmp_path).encode(texts[::-1]), first[::-1])
