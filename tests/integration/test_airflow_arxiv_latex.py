@@ -69,24 +69,22 @@ def test_dataset_dag_builds_a_dataset_from_an_arxiv_bulk_tar(tmp_path, mirror, m
     oai = FakeArxiv(categories=CATEGORIES)
     workspace = fresh_workspace(tmp_path / "workspace")
     env = airflow_env(tmp_path / "home", workspace, migrated_db, AWS_ENDPOINT_URL=moto["endpoint"])
+    inputs = [{"reader": "arxiv_latex", "glob": f"raw/arxiv_s3/2004/{TAR}",
+               "metadata": "raw/arxiv_s3/2004/arxiv_metadata.jsonl"}]
     conf = {
         "source": "arxiv_s3",
         "release": "2004",
         "push": False,
         "overrides": {
             "download": {"arxiv": {"categories": True, "oai_url": oai.url, "oai_delay": 0}},
-            "curate": {
-                "inputs": [
-                    {
-                        "reader": "arxiv_latex",
-                        "glob": f"raw/arxiv_s3/2004/{TAR}",
-                        "metadata": "raw/arxiv_s3/2004/arxiv_metadata.jsonl",
-                    }
-                ]
-            },
+            # An override touches only the section it names: every stage that reads the raw papers
+            # is given the release's inputs (params.yaml's sections alias one list for the demo).
+            **{section: {"inputs": inputs}
+               for section in ("curate", "curate_baseline", "related_work", "silver", "export")},
             # Two of four members cannot give a paper (PDF only; no bibliography): a tiny shard's
             # share, and two papers cannot fill bounded dev/test splits of several fields.
             "validate": {
+                "raw_inputs": inputs,
                 "max_bad_raw_records": 0.5,
                 "soft_checks": {"arxiv_s3": [
                     "split_fields.field_share_in_bounds",

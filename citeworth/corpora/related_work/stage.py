@@ -81,7 +81,7 @@ def related_work(params: RelatedWorkParams) -> dict:
     summary = stats.to_dict({"providers": list(params.lookup.providers), "requests": lookup.requests,
                              "errors": lookup.errors, "duplicate_paper_ids": pending.duplicates})
     write_json(params.stats_path, summary)
-    write_text(params.table_path, markdown(summary, stats.section_titles()))
+    write_text(params.table_path, markdown(summary, stats.section_titles(), params.out_dir / DATASET_FILE))
     return summary["overall"]
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections import Counter, defaultdict
+from pathlib import Path
 
 from citeworth.corpora.related_work.record import CITED, mapped_anchors
 
@@ -68,7 +69,7 @@ def _row(counts: Counter) -> dict:
     return row
 
 
-def markdown(stats: dict, titles: list[tuple[str, int]]) -> str:
+def markdown(stats: dict, titles: list[tuple[str, int]], data_path: Path) -> str:
     columns = [("papers", "papers"), ("with section", "papers_with_section"), ("sentences", "sentences"),
                ("with citation", "share_sentences_with_citation"), ("anchors", "anchors"),
                ("mapped", "share_anchors_mapped"), ("cited papers", "cited_papers"),
@@ -80,7 +81,7 @@ def markdown(stats: dict, titles: list[tuple[str, int]]) -> str:
         "",
         "Related-work sections found, their sentences, citation anchors mapped to a bibliography entry and "
         "cited papers whose abstract was found (in the corpus, or by the optional lookup). "
-        "Data: `data/related_work/related_work.jsonl`.",
+        f"Data: `{data_path.as_posix()}`.",
         "",
         "| source | " + " | ".join(name for name, _ in columns) + " |",
         "|---" * (len(columns) + 1) + "|",
