@@ -167,7 +167,7 @@ class ModelSpec(Params):
             read = [s for s in SECTIONS if cls.model_fields[s].annotation is not type(None)]
             if stray := sorted(s for s in SECTIONS if values.get(s) is not None and s not in read):
                 raise ValueError(f"kind {values.get('kind')} does not read section(s) {stray}; "
-                                 f"it reads {read or 'none'}")
+                                 f"it reads {read or 'none'} (to switch kinds, set the others to null)")
         return values
 
     @model_validator(mode="after")

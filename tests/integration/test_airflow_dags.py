@@ -41,8 +41,10 @@ TINY_MODELS = {
     "models": ["tfidf_lr"],
     "push": False,
     "overrides": {
-        # merged key by key into params.yaml's sections (the context model's other keys stay, unused)
-        "domains": {"model": {"kind": "tfidf_lr", "label": "Logistic Regression"},
+        # merged key by key into params.yaml's sections; a kind reads only its own sections, so the
+        # context model's are set to null to switch the domains model to logistic regression
+        "domains": {"model": {"kind": "tfidf_lr", "label": "Logistic Regression", "context": None,
+                              "optim": None},
                     "embedding": {"sentences_per_field": 16, "max_length": 32, "cluster_dims": 2}},
         "transfer": {
             "variants": ["Cite"],
