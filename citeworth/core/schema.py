@@ -23,3 +23,6 @@ FIELD_OF_STUDY = "mag_field_of_study"
 # Provenance of the field: the source's own list as the reader gave it (MAG / S2 fields, arXiv
 # categories, PLOS taxonomy paths...) and its scheme, from which the curation chose the one field.
 SOURCE_FIELDS = "source_fields_of_study"
+
+# The score at or above which a sentence is called cite-worthy: the models' metrics and the check.
+THRESHOLD = 0.5

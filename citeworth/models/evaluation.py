@@ -15,7 +15,8 @@ from sklearn.metrics import (
     roc_auc_score,
 )
 
-THRESHOLD = 0.5
+from citeworth.core.schema import THRESHOLD
+
 # Threshold-free scores (None where the sentences hold one class only) beside P/R/F1 at THRESHOLD.
 RANKING_KEYS = ("roc_auc", "pr_auc")
 TEST_KEYS = ("precision", "recall", "f1", *RANKING_KEYS)

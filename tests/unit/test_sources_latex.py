@@ -463,7 +463,7 @@ def test_the_time_limit_holds_inside_the_parse_and_the_shard_goes_on(tmp_path):
 
 
 def test_check_stops_at_the_time_limit_with_a_clear_message(tmp_path, capsys, monkeypatch):
-    from citeworth.check.command import read_drafts  # imports the check's models: not timed
+    from citeworth.check.run import read_drafts  # imports the check's models: not timed
 
     path = str(tmp_path / "slow.tex")
     Path(path).write_text(acmconf(repeats=400))

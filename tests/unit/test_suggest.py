@@ -262,3 +262,27 @@ def test_encoder_reuses_vectors_of_an_earlier_run(tmp_path, monkeypatch):
     first = Encoder(cache_dir=tmp_path).encode(texts)
     monkeypatch.setattr(Encoder, "_embed", lambda self, missing: pytest.fail(f"embedded {missing}"))
     assert np.array_equal(Encoder(cache_dir=tmp_path).encode(texts[::-1]), first[::-1])
+
+
+def test_encoder_process_embeds_as_the_encoder_does_and_dies_when_closed():
+    texts = ["Kelp forests shrink where urchins graze.", "Attention is all you need."]
+    background = Encoder()
+    background.load_in_background()
+    process = background._process._process
+    try:
+        assert np.allclose(background.encode(texts), Encoder().encode(texts), atol=1e-6)
+    finally:
+        background.close()
+    assert not process.is_alive() and background._process is None
+
+
+def test_encoder_process_raises_the_load_error_where_vectors_are_asked_for(tmp_path):
+    from citeworth.models.encoders import EncoderUnavailable
+
+    background = Encoder(str(tmp_path / "no-such-encoder"))
+    background.load_in_background()
+    try:
+        with pytest.raises(EncoderUnavailable, match="does not exist"):
+            background.encode(["A sentence."])
+    finally:
+        background.close()
