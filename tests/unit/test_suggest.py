@@ -45,12 +45,13 @@ def test_bm25_scores_match_a_hand_computation():
 
     def term(tf, df, length):
         idf = math.log(1 + (3 - df + 0.5) / (df + 0.5))
-        return idf * tf * 2.2 / (tf + 1.2 * (1 - 0.75 + 0.75 * length / average))
+        return idf * tf / (tf + 1.2 * (1 - 0.75 + 0.75 * length / average))  # Lucene's: no (k1 + 1)
 
     expected = [term(2, 2, 3) + term(1, 1, 3), 0.0, term(1, 2, 4)]
     assert np.allclose(scores, expected)
     assert tokens("Networks of the models, a class") == ["network", "model", "class"]
     assert not BM25([]).scores("anything").size
+    assert BM25(["the and", "of a"]).scores("coral").tolist() == [0.0, 0.0]  # no word to index
 
 
 def test_rrf_ranks_only_what_a_signal_scores_and_authors_dominate_the_fusion():
