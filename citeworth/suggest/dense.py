@@ -143,7 +143,7 @@ def load(name: str):
 
 def embed(model, texts: list[str]) -> np.ndarray:
     """Unit vectors of ``texts`` (length-sorted is fastest). In bfloat16 where the CPU computes it
-    natively (AVX512-BF16, AMX): twice as fast as float32 and within 3e-5 of its cosines (ad hoc,
+    natively (AVX512-BF16): twice as fast as float32 and within 3e-5 of its cosines (ad hoc,
     400 sentences and titles), so vectors of either precision can share the vector cache."""
     import torch
 
