@@ -9,7 +9,7 @@ BIN    := $(VENV)/bin
 CITEWORTH_MIRROR ?= $(firstword $(wildcard $(CURDIR)/../shared/data))
 export CITEWORTH_MIRROR
 
-.PHONY: setup demo test lint bench clean
+.PHONY: setup system-programs demo test lint bench clean
 
 setup: $(VENV)/.installed
 
@@ -21,10 +21,21 @@ $(VENV)/.installed: requirements.lock pyproject.toml
 	$(BIN)/pip install --no-deps -e .
 	touch $@
 
+# Programs some tests need besides Python packages (the results page's browser test: Chromium).
+# Installed where we may (root with apt-get: CI, a fresh Debian machine); elsewhere those tests
+# skip and say how to install them.
+SYSTEM_PROGRAMS := chromium
+system-programs:
+	@missing=$$(for p in $(SYSTEM_PROGRAMS); do command -v $$p >/dev/null || echo $$p; done); \
+	if [ -n "$$missing" ] && [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+		echo "installing $$missing (apt-get)"; \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$missing; \
+	fi
+
 demo: setup
 	PATH="$(CURDIR)/$(BIN):$$PATH" ./scripts/demo.sh
 
-test: setup
+test: setup system-programs
 	$(BIN)/ruff check citeworth dags plugins tests benchmarks
 	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/pytest -q
 

@@ -6,7 +6,8 @@ then gets one model, the domain matrix and transfer on the models DAG's tiny bud
 logs in through Airflow's login form, opens ``/citeworth/``, and the test checks the tables, that
 every image request answered 200 and decoded, saves a screenshot to
 ``test-artifacts/results-page.png`` (git-ignored), and picks the data version in the form. Without
-Chromium the test is skipped, saying so.
+Chromium the test is skipped, saying so (``make test`` installs it where it runs as root with
+apt-get; under ``CI=true`` a missing Chromium fails the run).
 
 Chromium is driven over the DevTools protocol (``websockets``, no browser-automation package).
 """
@@ -18,7 +19,6 @@ import contextlib
 import itertools
 import json
 import os
-import shutil
 import subprocess
 import time
 from pathlib import Path
@@ -27,6 +27,7 @@ from urllib.parse import quote
 import pytest
 import requests
 from dvc_workspace import ROOT, dvc, reproduced_workspace
+from programs import installed
 from test_airflow_dags import (  # noqa: F401 -- migrated_db: the module's fixture, used here too
     TAG,
     TINY_MODELS,
@@ -39,10 +40,9 @@ from test_airflow_dags import (  # noqa: F401 -- migrated_db: the module's fixtu
 
 from citeworth.orchestration.params_file import apply_params, form_updates
 
-CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
-pytestmark = [pytest.mark.slow, pytest.mark.skipif(
-    CHROMIUM is None, reason="chromium is not installed (Debian: apt-get install chromium): the results "
-                             "page's browser test needs it")]
+CHROMIUM = installed("chromium", "chromium-browser", package="chromium",
+                     needed_for="the results page's browser test needs it")
+pytestmark = pytest.mark.slow
 ARTIFACTS = ROOT / "test-artifacts"
 
 
