@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import signal
 import threading
 from collections.abc import Sequence
 from multiprocessing.connection import Connection
@@ -115,6 +116,7 @@ def _serve(connection: Connection, name: str, parent: int) -> None:
     from tqdm import tqdm
 
     die_with_parent(parent)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the check's to handle; this dies with it
     # tqdm's default lock is a multiprocessing semaphore, which a kill leaves behind (and Python
     # warns of at exit); this process has no children to share bars with: a thread lock will do.
     tqdm.set_lock(threading.RLock())
