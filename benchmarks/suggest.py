@@ -34,6 +34,7 @@ Results: benchmarks/results/suggest.json (with the machine's load average).
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import math
 import os
@@ -112,6 +113,7 @@ def main(argv: list[str] | None = None) -> int:
         papers = latex_papers(mirror, splitter) + unarxive_papers(unarxive, splitter)
         own = own_bibliography(papers, encoder)
         corpus = corpus_setting(mirror, unarxive, encoder, Path(folder))
+        corpus["pooled_references"] = pooled_references(papers, encoder)
         speed = None if args.no_speed else speed_of(args.model, papers, Path(folder), args.compare_with)
     results = {
         "machine": {"cpus": os.cpu_count(), "python": platform.python_version(),
@@ -215,6 +217,52 @@ def own_bibliography(papers: Sequence[PaperCases], encoder: Encoder) -> dict:
     summary = summarise(rows, papers)
     summary["low_rank"] = low_rank(shares)
     return summary
+
+
+def pooled_references(papers: Sequence[PaperCases], encoder: Encoder) -> dict:
+    """The corpus setting at scale: candidates are every work the benchmark's papers cite (their
+    bibliographies pooled, one candidate per title), so a sentence's cited work is sought among
+    thousands rather than its own paper's few dozen; a work's contexts are the sentences of *other*
+    papers citing it (never the citing paper's own)."""
+    works: dict[str, int] = {}
+    pooled: list[Candidate] = []
+    members = []  # per paper: its entries' indices in ``pooled``
+    for paper in papers:
+        member = []
+        for entry in paper.candidates:
+            name = _work(entry, f"{paper.paper}/{entry.key}")
+            if name not in works:
+                works[name] = len(pooled)
+                pooled.append(dataclasses.replace(entry, contexts=[]))
+            member.append(works[name])
+        members.append(member)
+    rows: dict[str, list[dict]] = defaultdict(list)
+    tiebreak = np.random.default_rng(0).permutation(len(pooled))
+    for paper, member in zip(papers, members, strict=True):
+        if not paper.cases:
+            continue
+        contexts = defaultdict(list)
+        for other, other_member in zip(papers, members, strict=True):
+            for case in other.cases if other is not paper else ():
+                for i in case.correct:
+                    contexts[other_member[i]].append(case.text)
+        candidates = [dataclasses.replace(c, contexts=contexts[i]) for i, c in enumerate(pooled)]
+        signals = Ranker(candidates, encoder).signals([case.text for case in paper.cases])
+        for row, case in enumerate(paper.cases):
+            correct = sorted({member[i] for i in case.correct})
+            rows["random"].append(random_metrics(len(pooled), len(correct)))
+            for method, names in METHODS.items():
+                ranking = np.lexsort((tiebreak, -method_scores(signals, names, row, len(pooled))))
+                rows[method].append(metrics(ranking, correct))
+    return {"candidates": len(pooled), "bibliography_entries": sum(len(p.candidates) for p in papers),
+            "sentences": len(rows["random"]),
+            "per_sentence": {m: {k: round(statistics.fmean(r[k] for r in items), 4) for k in METRICS}
+                             for m, items in rows.items()}}
+
+
+def _work(entry: Candidate, fallback: str) -> str:
+    """One name per cited work across bibliographies: its title's words, lower-cased."""
+    return " ".join(re.findall(r"\w+", (entry.title or "").lower())) or fallback
 
 
 def low_rank(shares: list[float]) -> dict:
