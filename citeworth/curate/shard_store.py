@@ -64,10 +64,10 @@ log = logging.getLogger(__name__)
 
 STORE_ENV = "CITEWORTH_SHARD_STORE"
 LIMIT_ENV = "CITEWORTH_SHARD_STORE_LIMIT"
-# 20 GB holds the curated shards of several releases of a large corpus (a demo paper's curated
-# output is a few kB, so 20 GB is millions of papers) without evicting what the next release reuses,
-# and stays small against a workstation's disk or a bucket's bill; a folder store mostly costs no
-# disk anyway while the outputs it links to exist.
+# A kept paper's curated output is some 25 kB (the mirrored JATS articles: 174 kB for 7 kept papers),
+# so 20 GB holds the curated shards of ~800,000 kept papers -- a whole release of a large corpus, which
+# the next release mostly reuses -- and is small against a workstation's disk or a bucket's bill; a
+# folder store takes little disk of its own anyway while the outputs it links to exist.
 DEFAULT_LIMIT = "20GB"
 OUTPUTS = ("paragraphs.jsonl", "quarantine.jsonl", "stats.json")
 STATS = OUTPUTS[-1]
