@@ -260,8 +260,9 @@ class LocalShardStore:
                 log.info("shard store %s is over its limit of %d bytes: evicted %s (%d bytes, the least "
                          "recently used)", self.root, self.limit, entry.fingerprint, entry.size)
             for temporary in self.root.glob(".*.tmp"):
-                if temporary.stat().st_mtime < time.time() - STALE_SECONDS:
-                    shutil.rmtree(temporary, ignore_errors=True)
+                with contextlib.suppress(FileNotFoundError):  # its process is done with it
+                    if temporary.stat().st_mtime < time.time() - STALE_SECONDS:
+                        shutil.rmtree(temporary, ignore_errors=True)
         except OSError as exc:
             log.warning("shard store %s: eviction stopped: %s", self.root, exc)
 

@@ -7,6 +7,7 @@ import logging
 import os
 import subprocess
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -44,7 +45,6 @@ def test_the_variable_names_a_folder_or_a_bucket_or_turns_the_store_off(tmp_path
     remote = shard_store.configured_store(tmp_path)
     assert isinstance(remote, S3ShardStore) and remote.limit == 500 * 10**6
     assert remote.where("abc") == "s3://bucket/some/prefix/abc"
-    assert shard_store.configured_store.__module__ == "citeworth.curate.shard_store"
     monkeypatch.setenv(shard_store.STORE_ENV, "off")
     assert shard_store.configured_store(tmp_path) is None
 
@@ -154,6 +154,31 @@ def test_an_entry_moved_aside_while_found_is_not_found(tmp_path, monkeypatch):
     monkeypatch.setattr(shard_store.os, "link", link_then_lose_the_entry)
     assert _read(store, "abc") is None
     assert list((tmp_path / "store").iterdir()) == []
+
+
+def test_concurrent_adders_and_readers_see_whole_entries_only(tmp_path):
+    """Threads adding and reading entries of ~1 kB in a store that holds four: every entry a reader
+    finds is whole and its own, and the store ends within its limit with no temporaries."""
+    store = LocalShardStore(tmp_path / "store", limit=4500)
+    names = [f"e{i}" for i in range(12)]
+    finished = {name: _finished(tmp_path / name, f'{{"shard": "{name}"}}\n', size=1000) for name in names}
+    seen: list[str] = []
+
+    def work(offset: int) -> None:
+        for i in range(36):
+            added = names[(i * 5 + offset) % 12]
+            store.add(added, finished[added])
+            with store.find(names[(i * 7 + offset) % 12]) as found:
+                if found:
+                    seen.append(found.stats.read_text())
+                    assert found.paragraphs.read_text() == "p" * 1000 + "\n"
+                    assert found.quarantine.read_text() == "q\n"
+
+    with ThreadPoolExecutor(4) as pool:
+        list(pool.map(work, range(4)))  # re-raises any thread's failure
+    assert seen and set(seen) <= {f'{{"shard": "{name}"}}\n' for name in names}
+    assert sum(entry.size for entry in store.entries()) <= 4500
+    assert [p.name for p in (tmp_path / "store").iterdir() if p.name.startswith(".")] == []
 
 
 def test_temporaries_a_killed_process_left_go_after_a_day(tmp_path):
