@@ -21,10 +21,10 @@ An entry is ``paragraphs.jsonl``, ``quarantine.jsonl`` and ``stats.json`` under 
 A folder entry holds hard links to the curated files where the file system allows (no disk while the
 outputs, or DVC's cache of them, hold the same files), copies otherwise. It appears whole (made
 under a temporary name, then renamed) and is never changed; an S3 entry uploads ``stats.json`` last,
-and ``find`` looks for that file, so a killed upload is never found. ``find`` gives the entry's
-files in a scratch folder of the caller's (hard links, or the downloaded objects): an entry evicted
-or discarded meanwhile is moved aside (S3: its ``stats.json`` deleted first), so a reader either
-finds it whole or not at all.
+and ``find`` looks for that file, so a killed upload is never found. ``find`` (a context manager)
+gives the entry's files in a scratch folder removed on exit (hard links, or the downloaded objects),
+and an entry evicted or discarded is moved aside first (S3: its ``stats.json`` deleted first), so a
+reader has the whole entry or none of it, however evictions interleave.
 
 Bounded: ``$CITEWORTH_SHARD_STORE_LIMIT`` (``500MB``, ``20GB``, ``1.5GiB``; default ``20GB``) caps the
 store's size. After each ``add`` the least recently used entries (used: made by ``add`` or returned
@@ -38,7 +38,7 @@ Temporaries a killed process left (a folder's ``.<fingerprint>.*.tmp``, an S3 en
 Neither the location nor the limit is a param: where finished work is kept changes no output, so it
 must not invalidate the stage. Deleting the store at any time costs only recomputation, and a store
 that fails (a full disk, S3 unreachable or forbidden) is logged and the shard curated afresh: a
-store only saves time, it never fails a stage.
+store only saves time, it never fails a stage (a limit that is not a size does, naming the variable).
 """
 
 from __future__ import annotations
