@@ -8,15 +8,37 @@ quarantine records' ``shard``, the stats' ``shard``, ``release`` and ``inputs``.
 whose fingerprint is found here is written out for its new shard by rewriting exactly those
 fields, which gives the bytes a fresh curation writes (the unit tests compare them).
 
-The store is one folder per fingerprint holding ``paragraphs.jsonl``, ``quarantine.jsonl`` and
-``stats.json``, hard links to the curated files where the file system allows (no disk while the
-outputs, or DVC's cache of them, hold the same files), copies otherwise. It lives where every
-workspace of a run (``citeworth.orchestration.runs``: git worktrees of one repository) finds it,
-beside the release claims: ``<git common dir>/citeworth/shards``; ``$CITEWORTH_SHARD_STORE`` names
-another folder, or ``off`` disables it. It is not a param: where finished work is kept changes no
-output, so it must not invalidate the stage. An entry appears whole (made under a temporary name,
-then renamed) and is never changed; deleting the folder at any time costs only recomputation.
-Outside a git checkout, with no variable, there is no store.
+An entry is ``paragraphs.jsonl``, ``quarantine.jsonl`` and ``stats.json`` under the fingerprint.
+``configured_store`` picks the store from ``$CITEWORTH_SHARD_STORE``:
+
+- unset: a folder where every workspace of a run (``citeworth.orchestration.runs``: git worktrees of
+  one repository) finds it, beside the release claims: ``<git common dir>/citeworth/shards``
+  (outside a git checkout, no store);
+- a path: that folder; ``off``: no store;
+- ``s3://bucket/prefix``: objects ``<prefix>/<fingerprint>/<file>`` (``citeworth.curate.s3_shard_store``),
+  for hosts that share nothing else.
+
+A folder entry holds hard links to the curated files where the file system allows (no disk while the
+outputs, or DVC's cache of them, hold the same files), copies otherwise. It appears whole (made
+under a temporary name, then renamed) and is never changed; an S3 entry uploads ``stats.json`` last,
+and ``find`` looks for that file, so a killed upload is never found. ``find`` (a context manager)
+gives the entry's files in a scratch folder removed on exit (hard links, or the downloaded objects),
+and an entry evicted or discarded is moved aside first (S3: its ``stats.json`` deleted first), so a
+reader has the whole entry or none of it, however evictions interleave.
+
+Bounded: ``$CITEWORTH_SHARD_STORE_LIMIT`` (``500MB``, ``20GB``, ``1.5GiB``; default ``20GB``) caps the
+store's size. After each ``add`` the least recently used entries (used: made by ``add`` or returned
+by ``find``) are removed until the store fits; the entry just added never is, even when it alone
+exceeds the limit. An entry's size is its three files' sizes, each inode counted once: a file
+hard-linked from the outputs counts in full although evicting it frees no disk while the outputs
+keep it, so the limit means what the store takes on its own, the same for a folder and for S3.
+Temporaries a killed process left (a folder's ``.<fingerprint>.*.tmp``, an S3 entry without
+``stats.json``) are removed once a day old.
+
+Neither the location nor the limit is a param: where finished work is kept changes no output, so it
+must not invalidate the stage. Deleting the store at any time costs only recomputation, and a store
+that fails (a full disk, S3 unreachable or forbidden) is logged and the shard curated afresh: a
+store only saves time, it never fails a stage (a limit that is not a size does, naming the variable).
 """
 
 from __future__ import annotations
@@ -25,16 +47,36 @@ import contextlib
 import json
 import logging
 import os
+import re
 import shutil
 import tempfile
+import time
+from collections.abc import Iterable, Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING, NamedTuple
 
 from citeworth.core.io import atomic_write, dumps, write_json
+
+if TYPE_CHECKING:
+    from citeworth.curate.s3_shard_store import S3ShardStore
 
 log = logging.getLogger(__name__)
 
 STORE_ENV = "CITEWORTH_SHARD_STORE"
+LIMIT_ENV = "CITEWORTH_SHARD_STORE_LIMIT"
+# A kept paper's curated output is some 25 kB (the mirrored JATS articles: 174 kB for 7 kept papers),
+# so 20 GB holds the curated shards of ~800,000 kept papers -- a whole release of a large corpus, which
+# the next release mostly reuses -- and is small against a workstation's disk or a bucket's bill; a
+# folder store takes little disk of its own anyway while the outputs it links to exist.
+DEFAULT_LIMIT = "20GB"
 OUTPUTS = ("paragraphs.jsonl", "quarantine.jsonl", "stats.json")
+STATS = OUTPUTS[-1]
+# No find or add holds a temporary longer than copying three files takes: one a day old was left by
+# a killed process.
+STALE_SECONDS = 24 * 3600
+_UNITS = {"": 1, "b": 1, "kb": 10**3, "mb": 10**6, "gb": 10**9, "tb": 10**12,
+          "kib": 2**10, "mib": 2**20, "gib": 2**30, "tib": 2**40}
+_SIZE = re.compile(r"\s*(\d+(?:\.\d*)?)\s*([a-z]*)\s*", re.IGNORECASE)
 
 
 class ShardOutputs:
@@ -51,14 +93,69 @@ class ShardOutputs:
         return self.paragraphs, self.quarantine, self.stats
 
 
-def default_store(start: Path | None = None) -> Path | None:
-    """``$CITEWORTH_SHARD_STORE`` (None for ``off``), else ``<git common dir>/citeworth/shards`` of
-    the checkout holding ``start`` (the working directory), else None."""
+class Entry(NamedTuple):
+    """A stored shard as eviction sees it."""
+
+    fingerprint: str
+    size: int
+    """bytes"""
+    used: float
+    """when ``add`` made it or ``find`` last returned it (seconds since the epoch)"""
+
+
+def configured_store(start: Path | None = None) -> LocalShardStore | S3ShardStore | None:
+    """The store ``$CITEWORTH_SHARD_STORE`` names (module docstring), bounded by
+    ``$CITEWORTH_SHARD_STORE_LIMIT``; None for ``off`` or, with no variable, outside a git checkout
+    (``start``: the working directory)."""
     configured = os.environ.get(STORE_ENV)
+    if configured == "off":
+        return None
+    limit = store_limit()
+    if configured and configured.startswith("s3://"):
+        from citeworth.curate.s3_shard_store import S3ShardStore
+
+        return S3ShardStore(configured, limit)
     if configured:
-        return None if configured == "off" else Path(configured)
+        return LocalShardStore(Path(configured), limit)
     common = git_common_dir(Path(start or Path.cwd()))
-    return common / "citeworth" / "shards" if common else None
+    return LocalShardStore(common / "citeworth" / "shards", limit) if common else None
+
+
+def store_limit() -> int:
+    """``$CITEWORTH_SHARD_STORE_LIMIT`` in bytes (``DEFAULT_LIMIT`` when unset); ValueError naming
+    the variable when it is not a positive size."""
+    text = os.environ.get(LIMIT_ENV) or DEFAULT_LIMIT
+    try:
+        return parse_size(text)
+    except ValueError as exc:
+        raise ValueError(f"{LIMIT_ENV}: {exc}; {STORE_ENV}=off turns the store off") from None
+
+
+def parse_size(text: str) -> int:
+    """``"20GB"``, ``"500 MB"``, ``"1.5GiB"``, ``"4096"`` -> bytes (kB, MB, GB, TB are powers of
+    1000; KiB, MiB, GiB, TiB powers of 1024); ValueError for anything else or less than a byte."""
+    match = _SIZE.fullmatch(text)
+    unit = _UNITS.get(match[2].lower()) if match else None
+    size = round(float(match[1]) * unit) if unit else 0
+    if size < 1:
+        raise ValueError(f"{text!r} is not a size: give a positive number of bytes, optionally with a unit "
+                         "(500MB, 20GB, 1.5GiB)")
+    return size
+
+
+def least_recently_used(entries: Iterable[Entry], limit: int, keep: str) -> list[Entry]:
+    """The entries to evict, least recently used first, until the others fit within ``limit``
+    bytes; never ``keep`` (the entry just added), even when it alone exceeds the limit."""
+    ordered = sorted(entries, key=lambda entry: (entry.used, entry.fingerprint))
+    excess = sum(entry.size for entry in ordered) - limit
+    evicted = []
+    for entry in ordered:
+        if excess <= 0:
+            break
+        if entry.fingerprint != keep:
+            evicted.append(entry)
+            excess -= entry.size
+    return evicted
 
 
 def git_common_dir(start: Path) -> Path | None:
@@ -76,35 +173,113 @@ def git_common_dir(start: Path) -> Path | None:
     return None
 
 
-class ShardStore:
-    def __init__(self, root: Path):
-        self.root = Path(root)
+class LocalShardStore:
+    """Entries as folders under ``root``. An entry's used time is its folder's mtime, set by ``add``
+    and ``find`` (the folder's, not its files': they are hard links to outputs whose times DVC reads)."""
 
-    def find(self, fingerprint: str) -> ShardOutputs | None:
-        entry = ShardOutputs.in_folder(self.root / fingerprint)
-        return entry if entry.stats.is_file() else None
+    def __init__(self, root: Path, limit: int):
+        self.root, self.limit = Path(root), limit
+
+    def where(self, fingerprint: str) -> str:
+        return str(self.root / fingerprint)
+
+    @contextlib.contextmanager
+    def find(self, fingerprint: str) -> Iterator[ShardOutputs | None]:
+        """The entry's files, hard-linked into a scratch folder removed afterwards (an eviction
+        meanwhile removes the store's links, not these); None when there is no whole entry."""
+        scratch = None
+        try:
+            scratch = self._linked_copy(fingerprint)
+        except OSError as exc:  # moved aside (evicted, discarded) while linked, or an unreadable store
+            log.info("shard %s not read from %s: %s", fingerprint, self.root, exc)
+        try:
+            yield ShardOutputs.in_folder(scratch) if scratch else None
+        finally:
+            if scratch:
+                shutil.rmtree(scratch, ignore_errors=True)
+
+    def _linked_copy(self, fingerprint: str) -> Path | None:
+        entry = self.root / fingerprint
+        if not (entry / STATS).is_file():
+            return None
+        scratch = self._temporary(fingerprint)
+        try:
+            for name in OUTPUTS:
+                _link_or_copy(entry / name, scratch / name)
+        except OSError:
+            shutil.rmtree(scratch, ignore_errors=True)
+            raise
+        with contextlib.suppress(FileNotFoundError):  # moved aside after the links were made: read anyway
+            _mark_used(entry)
+        return scratch
 
     def add(self, fingerprint: str, outputs: ShardOutputs) -> None:
-        """Keep a finished shard's outputs under its fingerprint (first come stays: equal anyway)."""
-        if self.find(fingerprint):
+        """Keep a finished shard's outputs under its fingerprint (first come stays: equal anyway),
+        then evict the least recently used entries until the store fits its limit."""
+        entry = self.root / fingerprint
+        if (entry / STATS).is_file():
             return
-        self.root.mkdir(parents=True, exist_ok=True)
-        scratch = Path(tempfile.mkdtemp(dir=self.root, prefix=f".{fingerprint}.", suffix=".tmp"))
         try:
-            for source, kept in zip(outputs.files(), ShardOutputs.in_folder(scratch).files(), strict=True):
-                _link_or_copy(source, kept)
-            os.rename(scratch, self.root / fingerprint)
+            self.root.mkdir(parents=True, exist_ok=True)
+            scratch = self._temporary(fingerprint)
+            try:
+                for source, name in zip(outputs.files(), OUTPUTS, strict=True):
+                    _link_or_copy(source, scratch / name)
+                os.rename(scratch, entry)
+            finally:
+                shutil.rmtree(scratch, ignore_errors=True)
+            _mark_used(entry)
         except OSError as exc:  # a racing run stored it first, or the store is not writable
             log.info("shard %s not stored in %s: %s", fingerprint, self.root, exc)
-        finally:
-            shutil.rmtree(scratch, ignore_errors=True)
+            return
+        self._evict(keep=fingerprint)
 
     def discard(self, fingerprint: str) -> None:
         """Remove a damaged entry (moved aside first, so no reader finds it half removed)."""
-        aside = Path(tempfile.mkdtemp(dir=self.root, prefix=f".{fingerprint}.", suffix=".tmp"))
-        with contextlib.suppress(FileNotFoundError):  # gone already
+        try:
+            self._remove(fingerprint)
+        except OSError as exc:
+            log.warning("shard %s not removed from %s: %s", fingerprint, self.root, exc)
+
+    def entries(self) -> Iterator[Entry]:
+        """Every whole entry, its size (each inode once) and used time."""
+        for folder in self.root.iterdir():
+            if folder.name.startswith("."):  # a temporary
+                continue
+            try:
+                inodes = {(stat.st_dev, stat.st_ino): stat.st_size
+                          for stat in ((folder / name).stat() for name in OUTPUTS)}
+                yield Entry(folder.name, sum(inodes.values()), folder.stat().st_mtime)
+            except FileNotFoundError:  # moved aside meanwhile, or not an entry
+                continue
+
+    def _evict(self, keep: str) -> None:
+        try:
+            for entry in least_recently_used(self.entries(), self.limit, keep):
+                self._remove(entry.fingerprint)
+                log.info("shard store %s is over its limit of %d bytes: evicted %s (%d bytes, the least "
+                         "recently used)", self.root, self.limit, entry.fingerprint, entry.size)
+            for temporary in self.root.glob(".*.tmp"):
+                with contextlib.suppress(FileNotFoundError):  # its process is done with it
+                    if temporary.stat().st_mtime < time.time() - STALE_SECONDS:
+                        shutil.rmtree(temporary, ignore_errors=True)
+        except OSError as exc:
+            log.warning("shard store %s: eviction stopped: %s", self.root, exc)
+
+    def _remove(self, fingerprint: str) -> None:
+        aside = self._temporary(fingerprint)
+        with contextlib.suppress(FileNotFoundError):  # gone already (another eviction or discard)
             os.rename(self.root / fingerprint, aside / fingerprint)
         shutil.rmtree(aside, ignore_errors=True)
+
+    def _temporary(self, fingerprint: str) -> Path:
+        return Path(tempfile.mkdtemp(dir=self.root, prefix=f".{fingerprint}.", suffix=".tmp"))
+
+
+def _mark_used(folder: Path) -> None:
+    """Set the folder's mtime to now, to the nanosecond (the file system's own clock may be a tick coarse)."""
+    now = time.time_ns()
+    os.utime(folder, ns=(now, now))
 
 
 def _link_or_copy(source: Path, target: Path) -> None:

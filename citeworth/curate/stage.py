@@ -43,7 +43,7 @@ from citeworth.core.paper import Paper
 from citeworth.core.params import Params, to_dict
 from citeworth.core.processes import worker_pool
 from citeworth.curate.config import CURATION_ERROR, CurationConfig
-from citeworth.curate.shard_store import ShardOutputs, ShardStore, default_store, reuse
+from citeworth.curate.shard_store import ShardOutputs, configured_store, reuse
 from citeworth.curate.stats import summarize
 from citeworth.sources import BadRecord, InputSpec, Shard, input_shards, read_shard
 from citeworth.sources.base import RAW_CHARS
@@ -168,7 +168,7 @@ class _ShardRun:
         self.outputs = ShardOutputs(self.paragraphs_path, self.quarantine_path, self.stats_path)
         self.identity = {"shard": self.key, "name": shard.name, "release": shard.release,
                          "inputs": list(shard.paths)}
-        self.store = ShardStore(root) if (root := default_store()) else None
+        self.store = configured_store()
 
     def run(self) -> dict:
         """The shard's stats: curated now or before, or ``failed`` (recorded) when it raised."""
@@ -188,19 +188,26 @@ class _ShardRun:
         if here is not None and all(here.get(key) == self.identity[key] for key in PROVENANCE):
             log.info("shard %s already curated with these inputs, rules and code: skipped", self.key)
             return here
-        found = self.outputs if here is not None else self.store and self.store.find(self.fingerprint)
-        if not found:
+        if here is not None:
+            return self._rewritten(self.outputs, str(self.stats_path))
+        if not self.store:
             return None
+        with self.store.find(self.fingerprint) as found:
+            return self._rewritten(found, self.store.where(self.fingerprint)) if found else None
+
+    def _rewritten(self, found: ShardOutputs, where: str) -> dict | None:
+        """The stats of ``found`` written out as this shard's; None (so curated afresh, and a
+        stored copy removed) when it is unreadable."""
         try:
             stats = reuse(found, self.outputs, self.identity)
         except (OSError, ValueError, KeyError) as exc:  # a damaged copy: curate afresh, store anew
-            log.warning("shard %s: the curated copy %s is unreadable (%s): curated afresh", self.key,
-                        found.stats.parent, exc)
-            if self.store and found is not self.outputs:
+            log.warning("shard %s: the curated copy %s is unreadable (%s): curated afresh", self.key, where,
+                        exc)
+            if found is not self.outputs:
                 self.store.discard(self.fingerprint)
             return None
         log.info("shard %s: its content was curated before with these rules and code (%s): reused",
-                 self.key, found.stats)
+                 self.key, where)
         return stats
 
     def fail(self, exc: BaseException) -> dict:

@@ -17,7 +17,6 @@ import pytest
 from dvc_workspace import checked_out, fresh_workspace, git
 from test_airflow_dags import airflow_env, dag_test, migrated_db  # noqa: F401 -- fixtures
 from test_download_oai import FakeArxiv
-from test_download_s3 import aws_env, moto  # noqa: F401 -- fixtures
 
 pytestmark = pytest.mark.slow
 

