@@ -19,7 +19,9 @@ Run from the project root.
 - **Corpus**: sentences of the demo corpus' papers (unarXive sample, S2ORC, PMC, GROBID TEI, PLOS)
   whose cited paper is another corpus paper; candidates: the corpus papers but the citing one and
   any dated after it; contexts: the sentences of *other* papers that cite a candidate. Recall@10
-  and MRR for BM25, dense, fused.
+  and MRR for BM25, dense, fused. As only a few such sentences exist, also **pooled references**:
+  the own-bibliography sentences ranked against every work their 47 papers cite (bibliographies
+  pooled, one candidate per title), contexts from other papers only; every method, all metrics.
 - **Speed**: ``citeworth check`` on a 300-sentence LaTeX draft with a 100-entry ``.bib`` (written
   from the mirrored papers), with and without ``--suggest``, in fresh processes, same run: the
   seconds ``--suggest`` adds (target <= 5 s, cold) and the ratio. Cold: an empty vector cache
