@@ -126,9 +126,13 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("stdin (-) can be read once")
     os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")  # weights loading: ours is the one bar
     encoder = _encoder_loading() if args.suggest else None  # loads while the drafts are read and scored
-    from citeworth.check import run  # spaCy, the readers, the model: the encoder loads meanwhile
+    try:
+        from citeworth.check import run  # spaCy, the readers, the model: the encoder loads meanwhile
 
-    return run.check(args, encoder)
+        return run.check(args, encoder)
+    finally:
+        if encoder is not None:  # every way out, an early error too
+            encoder.close()
 
 
 def _encoder_loading():

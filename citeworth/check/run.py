@@ -64,8 +64,6 @@ def check(args: argparse.Namespace, encoder=None) -> int:
             notes = _suggest(args, drafts, found, encoder)
         except CorpusError as exc:
             return _fail(str(exc))
-        finally:
-            encoder.close()
         for note in notes:
             print(f"citeworth check: warning: {note}", file=sys.stderr)
         warnings += notes
