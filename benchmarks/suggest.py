@@ -60,7 +60,7 @@ from latex import PAPERS  # the mirrored LaTeX papers (benchmarks/latex.py)
 from citeworth.check.draft import Block, Draft, sentences
 from citeworth.check.latex import tex_draft
 from citeworth.core.io import write_json
-from citeworth.corpora.paper_index import PaperIndex
+from citeworth.corpora.paper_index import PaperIndex, title_key
 from citeworth.sources import BadRecord, InputSpec, discover_shards, read_shard
 from citeworth.sources.latex import SourcePosition, parse_tex_files
 from citeworth.sources.latex.files import iter_sources
@@ -206,13 +206,11 @@ def own_bibliography(papers: Sequence[PaperCases], encoder: Encoder) -> dict:
         ranker = Ranker(paper.candidates, encoder)
         signals = ranker.signals([case.text for case in paper.cases])
         size = len(paper.candidates)
-        tiebreak = rng.permutation(size)  # ties in random order, so no method profits from the bib's
+        tiebreak = rng.permutation(size)
         for case_index, case in enumerate(paper.cases):
             base = {"paper": paper.paper, "size": size}
             rows["random"].append(base | random_metrics(size, len(case.correct)))
-            for method, names in METHODS.items():
-                scores = method_scores(signals, names, case_index, size)
-                ranking = np.lexsort((tiebreak, -scores))
+            for method, ranking in rankings(signals, case_index, tiebreak).items():
                 rows[method].append(base | metrics(ranking, case.correct))
                 if method == DEFAULT_METHOD and size >= LOW_RANK_MIN_ENTRIES:
                     shares.extend((int(np.flatnonzero(ranking == i)[0]) + 1) / size for i in case.correct)
@@ -232,7 +230,7 @@ def pooled_references(papers: Sequence[PaperCases], encoder: Encoder) -> dict:
     for paper in papers:
         member = []
         for entry in paper.candidates:
-            name = _work(entry, f"{paper.paper}/{entry.key}")
+            name = title_key(entry.title) or f"{paper.paper}/{entry.key}"
             if name not in works:
                 works[name] = len(pooled)
                 pooled.append(dataclasses.replace(entry, contexts=[]))
@@ -253,18 +251,12 @@ def pooled_references(papers: Sequence[PaperCases], encoder: Encoder) -> dict:
         for row, case in enumerate(paper.cases):
             correct = sorted({member[i] for i in case.correct})
             rows["random"].append(random_metrics(len(pooled), len(correct)))
-            for method, names in METHODS.items():
-                ranking = np.lexsort((tiebreak, -method_scores(signals, names, row, len(pooled))))
+            for method, ranking in rankings(signals, row, tiebreak).items():
                 rows[method].append(metrics(ranking, correct))
     return {"candidates": len(pooled), "bibliography_entries": sum(len(p.candidates) for p in papers),
             "sentences": len(rows["random"]),
             "per_sentence": {m: {k: round(statistics.fmean(r[k] for r in items), 4) for k in METRICS}
                              for m, items in rows.items()}}
-
-
-def _work(entry: Candidate, fallback: str) -> str:
-    """One name per cited work across bibliographies: its title's words, lower-cased."""
-    return " ".join(re.findall(r"\w+", (entry.title or "").lower())) or fallback
 
 
 def low_rank(shares: list[float]) -> dict:
@@ -275,6 +267,14 @@ def low_rank(shares: list[float]) -> dict:
     return {"method": DEFAULT_METHOD, "min_entries": LOW_RANK_MIN_ENTRIES, "citations": len(shares),
             "correct_in_last_share": {str(q): round(float(np.mean(np.array(shares) > 1 - q)), 4)
                                       for q in (0.05, 0.1, 0.25, 0.5)} if shares else {}}
+
+
+def rankings(signals: dict[str, np.ndarray], row: int, tiebreak: np.ndarray) -> dict[str, np.ndarray]:
+    """Each method's order of the candidates for sentence ``row``, ties in ``tiebreak``'s random
+    order (so no method profits from the bibliography's own order)."""
+    size = len(tiebreak)
+    return {method: np.lexsort((tiebreak, -method_scores(signals, names, row, size)))
+            for method, names in METHODS.items()}
 
 
 def method_scores(signals: dict[str, np.ndarray], names: Sequence[str], row: int, size: int) -> np.ndarray:
