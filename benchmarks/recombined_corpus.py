@@ -34,6 +34,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import hashlib
+import itertools
 import json
 import os
 import random
@@ -246,19 +247,23 @@ def write_corpus(dest_dir: str | Path, shards: int = SHARDS, seed: int = 0,
 
 
 def _write_shards(folder: Path, plans: Iterator[list[SourceParagraph]], shards: int, per_shard: int,
-                  seed: int, donors: Sequence[Donor], uses: Counter) -> int:
-    written = 0
+                  seed: int, donors: Sequence[Donor], uses: Counter) -> list[int]:
+    """Papers written to each shard; a shard the plans do not reach (``distinct_only``) is not written."""
+    counts = []
     for shard in range(shards):
+        batch = list(itertools.islice(plans, per_shard))
+        if not batch:
+            break
         with open(folder / SHARD_NAME.format(shard), "w", encoding="utf-8") as out:
-            for number, parts in zip(range(per_shard), plans, strict=False):
+            for number, parts in enumerate(batch):
                 paper_id = f"recombined-{seed}-{shard:03d}-{number:05d}"
                 out.write(json.dumps(render_paper(paper_id, parts, donors)) + "\n")
                 uses.update(id(part) for part in parts)
-                written += 1
-    return written
+        counts.append(len(batch))
+    return counts
 
 
-def _manifest(dest: Path, settings: dict, material: SourceMaterial, papers: int, uses: Counter) -> dict:
+def _manifest(dest: Path, settings: dict, material: SourceMaterial, papers: list[int], uses: Counter) -> dict:
     cited = sum(1 for p in material.paragraphs if p.paragraph.cite_spans)
     uncited = {id(p) for p in material.paragraphs if not p.paragraph.cite_spans}
     # the only verbatim repeats: a paragraph with citations differs by its keys in every paper
@@ -267,7 +272,8 @@ def _manifest(dest: Path, settings: dict, material: SourceMaterial, papers: int,
     inputs = [{"reader": "unarxive", "glob": str(dest / "*.jsonl"), "release": release}]
     return {
         "settings": settings,
-        "papers": papers,
+        "shards": len(papers),
+        "papers": sum(papers),
         "paragraphs": sum(uses.values()),
         "source": {**dict(sorted(material.counts.items())), "distinct_paragraphs": len(material.paragraphs),
                    "distinct_paragraphs_with_citations": cited},

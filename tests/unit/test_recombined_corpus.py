@@ -120,6 +120,7 @@ def test_distinct_only_uses_every_source_paragraph_once_at_most(tmp_path, source
     source_paragraphs = Counter(CITE.sub("", p.text) for paper in corpus_papers(manifest)
                                 for p in paper.paragraphs)
     assert manifest["papers"] == 6 and max(source_paragraphs.values()) == 1  # 18 of the 20 paragraphs
+    assert manifest["shards"] == 1 and not (tmp_path / "corpus" / "arXiv_src_recombined_001.jsonl").exists()
     assert manifest["source_paragraph_uses"]["max"] == 1
 
 
