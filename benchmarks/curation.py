@@ -29,7 +29,7 @@ patterns are compiled per process), one after the other. Writes benchmarks/resul
 - recombined: 20 shards of 300 distinct synthetic papers (benchmarks/recombined_corpus.py: 30
   paragraphs of different real papers of the demo corpus each, citations renumbered and linked), so
   that no content cache is helped by repeated papers. The demo's 11,007 distinct paragraphs fill
-  about 367 such papers, so the 6,000 reuse each paragraph about 16 times (never verbatim where it has
+  331 such papers, so the 6,000 reuse each paragraph about 16 times (never verbatim where it has
   citations: its keys differ); its first pass alone (`first_pass`, no paragraph used twice) is
   measured too: if reuse helped a cache, the whole would run faster per paper than the first pass.
 - large: the real unarXive sample replicated (paper ids made unique) into 4 equal shards of a
@@ -396,7 +396,9 @@ def measure_corpus(name: str, inputs: list[dict]) -> dict:
         "baseline": baseline,
         **runs,
         "speedup_w1_wall": round(baseline["seconds"] / runs["curate_w1"]["seconds"], 3),
+        "speedup_w1_cpu": round(baseline["cpu_seconds"] / runs["curate_w1"]["cpu_seconds"], 3),
         "speedup_1_to_2_workers": round(runs["curate_w1"]["seconds"] / runs["curate_w2"]["seconds"], 3),
+        "load_average_at_end": [round(x, 2) for x in os.getloadavg()],  # the machine is shared
     }
 
 
