@@ -21,7 +21,9 @@ after `citeworth run download`), through the project's own readers:
   source material reuses paragraphs, each time in another paper, so no two papers repeat and no
   paragraph with citations repeats verbatim (its keys differ); a paragraph without citations does
   repeat. The manifest says how many distinct source paragraphs there were and how often each was
-  used (`source_paragraph_uses`); `--distinct-only` caps the corpus at one use of each.
+  used (`source_paragraph_uses`); `--distinct-only` caps the corpus at one use of each. The demo
+  corpus (demo-v2: 173 papers, 11,007 distinct paragraphs, 3,494 with citations) fills 331 papers of
+  30 paragraphs that way; the default 20 x 300 papers use each paragraph about 16 times.
 
 Output: one unarXive JSONL shard per file (`arXiv_src_recombined_NNN.jsonl`, the unarxive reader's
 layout) and MANIFEST.json, written last; a rerun with the same settings reuses the corpus.
