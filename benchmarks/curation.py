@@ -31,7 +31,8 @@ patterns are compiled per process), one after the other. Writes benchmarks/resul
   that no content cache is helped by repeated papers. The demo's 11,007 distinct paragraphs fill
   331 such papers, so the 6,000 reuse each paragraph about 16 times (never verbatim where it has
   citations: its keys differ); its first pass alone (`first_pass`, no paragraph used twice) is
-  measured too: if reuse helped a cache, the whole would run faster per paper than the first pass.
+  measured too, and ours' CPU time shard by shard (`per_shard`): if reuse helped a cache, the whole
+  would run faster per paper than the first pass, and the later shards than the first.
 - large: the real unarXive sample replicated (paper ids made unique) into 4 equal shards of a
   >= 500 MB corpus, so two workers have equal work; its peak RSS against the demo's shows memory
   stays flat.
@@ -170,6 +171,26 @@ def measure_phases(inputs: list[dict]) -> dict:
     total = time.process_time() - start
     return {"cpu_seconds": total, "kept": kept, "read_s": papers.seconds, "split_s": splitter.seconds,
             "rules_and_rest_s": total - papers.seconds - splitter.seconds}
+
+
+def measure_shards(inputs: list[dict]) -> dict:
+    """Ours' CPU seconds on each shard in turn, one process, reading left out: the recombined
+    corpus reuses paragraphs in later shards, so a cache they helped would make those faster."""
+    from citeworth.core import collector
+    from citeworth.curate.config import CurationConfig
+    from citeworth.curate.engine import Curator
+    from citeworth.sources import BadRecord, discover_shards, read_shard
+    from citeworth.text.sentences import SentenceSplitter
+
+    curator, seconds = Curator(CurationConfig(), SentenceSplitter()), []
+    for spec in inputs:
+        for shard in discover_shards(spec["reader"], spec["glob"], spec.get("metadata"), spec.get("release")):
+            papers = [paper for paper in read_shard(shard) if not isinstance(paper, BadRecord)]
+            start = time.process_time()
+            with collector.streaming():
+                sum(1 for _ in curator.curate(papers))
+            seconds.append(round(time.process_time() - start, 3))
+    return {"cpu_seconds_per_shard": seconds}
 
 
 class _TimedIterator:
@@ -323,6 +344,8 @@ def child(kind: str, inputs: list[dict], workers: int, out_dir: Path) -> None:
         result = measure_baseline(inputs)
     elif kind == "phases":
         result = measure_phases(inputs)
+    elif kind == "shards":
+        result = measure_shards(inputs)
     elif kind == "profile":
         result = measure_profile(inputs, out_dir)
     else:
@@ -403,17 +426,19 @@ def measure_corpus(name: str, inputs: list[dict]) -> dict:
 
 
 def measure_recombined(shards: int, inputs: list) -> dict:
-    """The recombined corpus, and its first pass alone (every source paragraph once): if reused
-    paragraphs helped a cache, the whole corpus would run faster per paper than its first pass."""
+    """The recombined corpus, and its first pass alone (every source paragraph once), and ours'
+    time shard by shard: if reused paragraphs helped a cache, the whole corpus would run faster per
+    paper than its first pass, and later shards (more reuse) faster than the first ones."""
     from recombined_corpus import write_corpus
 
-    results = {}
+    results, manifests = {}, {}
     for name, distinct_only in (("all", False), ("first_pass", True)):
-        manifest = write_corpus(WORK / f"recombined_{name}", shards=shards, inputs=inputs,
-                                distinct_only=distinct_only)
+        manifest = manifests[name] = write_corpus(WORK / f"recombined_{name}", shards=shards, inputs=inputs,
+                                                  distinct_only=distinct_only)
         corpus = {key: manifest[key] for key in ("shards", "papers", "paragraphs", "source_paragraph_uses")}
         label = f"recombined corpus, {name.replace('_', ' ')} ({manifest['shards']} shards)"
         results[name] = {"corpus": corpus, **measure_corpus(label, manifest["curate_inputs"])}
+    results["all"]["per_shard"] = run_child("shards", manifests["all"]["curate_inputs"])
     settings = manifest["settings"]
     return {"source": manifest["source"], "seed": settings["seed"],
             "paragraphs_per_paper": settings["paragraphs_per_paper"], **results}
