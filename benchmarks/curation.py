@@ -3,6 +3,7 @@
     python benchmarks/curation.py                    # S2ORC-shaped shard, demo corpus, >= 500 MB corpus
     python benchmarks/curation.py --large-mb 0       # without the >= 500 MB corpus
     python benchmarks/curation.py --only s2orc       # the S2ORC-shaped shard only (the 10x target)
+    python benchmarks/curation.py --only s2orc --only recombined   # these two settings, the rest kept
 
 Needs the demo corpus downloaded (`citeworth run download`; with CITEWORTH_MIRROR set it comes from
 the mirror). Every measurement runs in a fresh process (its peak RSS is its own, and pysbd's
@@ -25,6 +26,13 @@ patterns are compiled per process), one after the other. Writes benchmarks/resul
   baseline and of ours (one process, wall clock and CPU), the ratio (goal: >= 10, >= 400 papers/s),
   where ours spends its time (reading, splitting, the rest, timed without a profiler), and the top
   entries of ours' profile (cProfile, a separate run: it inflates Python-level calls).
+- recombined: 20 shards of 300 distinct synthetic papers (benchmarks/recombined_corpus.py: 30
+  paragraphs of different real papers of the demo corpus each, citations renumbered and linked), so
+  that no content cache is helped by repeated papers. The demo's 11,007 distinct paragraphs fill
+  331 such papers, so the 6,000 reuse each paragraph about 16 times (never verbatim where it has
+  citations: its keys differ); its first pass alone (`first_pass`, no paragraph used twice) is
+  measured too, and ours' CPU time shard by shard (`per_shard`): if reuse helped a cache, the whole
+  would run faster per paper than the first pass, and the later shards than the first.
 - large: the real unarXive sample replicated (paper ids made unique) into 4 equal shards of a
   >= 500 MB corpus, so two workers have equal work; its peak RSS against the demo's shows memory
   stays flat.
@@ -163,6 +171,26 @@ def measure_phases(inputs: list[dict]) -> dict:
     total = time.process_time() - start
     return {"cpu_seconds": total, "kept": kept, "read_s": papers.seconds, "split_s": splitter.seconds,
             "rules_and_rest_s": total - papers.seconds - splitter.seconds}
+
+
+def measure_shards(inputs: list[dict]) -> dict:
+    """Ours' CPU seconds on each shard in turn, one process, reading left out: the recombined
+    corpus reuses paragraphs in later shards, so a cache they helped would make those faster."""
+    from citeworth.core import collector
+    from citeworth.curate.config import CurationConfig
+    from citeworth.curate.engine import Curator
+    from citeworth.sources import BadRecord, discover_shards, read_shard
+    from citeworth.text.sentences import SentenceSplitter
+
+    curator, seconds = Curator(CurationConfig(), SentenceSplitter()), []
+    for spec in inputs:
+        for shard in discover_shards(spec["reader"], spec["glob"], spec.get("metadata"), spec.get("release")):
+            papers = [paper for paper in read_shard(shard) if not isinstance(paper, BadRecord)]
+            start = time.process_time()
+            with collector.streaming():
+                sum(1 for _ in curator.curate(papers))
+            seconds.append(round(time.process_time() - start, 3))
+    return {"cpu_seconds_per_shard": seconds}
 
 
 class _TimedIterator:
@@ -316,6 +344,8 @@ def child(kind: str, inputs: list[dict], workers: int, out_dir: Path) -> None:
         result = measure_baseline(inputs)
     elif kind == "phases":
         result = measure_phases(inputs)
+    elif kind == "shards":
+        result = measure_shards(inputs)
     elif kind == "profile":
         result = measure_profile(inputs, out_dir)
     else:
@@ -389,15 +419,39 @@ def measure_corpus(name: str, inputs: list[dict]) -> dict:
         "baseline": baseline,
         **runs,
         "speedup_w1_wall": round(baseline["seconds"] / runs["curate_w1"]["seconds"], 3),
+        "speedup_w1_cpu": round(baseline["cpu_seconds"] / runs["curate_w1"]["cpu_seconds"], 3),
         "speedup_1_to_2_workers": round(runs["curate_w1"]["seconds"] / runs["curate_w2"]["seconds"], 3),
+        "load_average_at_end": [round(x, 2) for x in os.getloadavg()],  # the machine is shared
     }
+
+
+def measure_recombined(shards: int, inputs: list) -> dict:
+    """The recombined corpus, and its first pass alone (every source paragraph once), and ours'
+    time shard by shard: if reused paragraphs helped a cache, the whole corpus would run faster per
+    paper than its first pass, and later shards (more reuse) faster than the first ones."""
+    from recombined_corpus import write_corpus
+
+    results, manifests = {}, {}
+    for name, distinct_only in (("all", False), ("first_pass", True)):
+        manifest = manifests[name] = write_corpus(WORK / f"recombined_{name}", shards=shards, inputs=inputs,
+                                                  distinct_only=distinct_only)
+        corpus = {key: manifest[key] for key in ("shards", "papers", "paragraphs", "source_paragraph_uses")}
+        label = f"recombined corpus, {name.replace('_', ' ')} ({manifest['shards']} shards)"
+        results[name] = {"corpus": corpus, **measure_corpus(label, manifest["curate_inputs"])}
+    results["all"]["per_shard"] = run_child("shards", manifests["all"]["curate_inputs"])
+    settings = manifest["settings"]
+    return {"source": manifest["source"], "seed": settings["seed"],
+            "paragraphs_per_paper": settings["paragraphs_per_paper"], **results}
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--large-mb", type=int, default=520, help="size of the replicated corpus (0: skip)")
-    parser.add_argument("--only", choices=["s2orc"], help="measure only the S2ORC-shaped shard")
+    parser.add_argument("--recombined-shards", type=int, default=20,
+                        help="shards of the recombined corpus (0: skip)")
+    parser.add_argument("--only", choices=["s2orc", "recombined"], action="append",
+                        help="measure only this setting (repeatable); the results file keeps the others")
     parser.add_argument("--child", help=argparse.SUPPRESS)
     parser.add_argument("--inputs", help=argparse.SUPPRESS)
     parser.add_argument("--workers", type=int, default=1, help=argparse.SUPPRESS)
@@ -409,11 +463,20 @@ def main() -> None:
     if not any(ROOT.glob(UNARXIVE)):
         sys.exit("the demo corpus is missing: run `citeworth run download` first")
     results = json.loads(RESULTS.read_text()) if RESULTS.exists() and args.only else {}
-    results.update({"command": "python benchmarks/curation.py", "cores": _cores(),
-                    "load_average_at_start": [round(x, 2) for x in os.getloadavg()]})
-    results["s2orc_shaped"] = measure_s2orc_shaped()
+    os.chdir(ROOT)  # params.yaml's input globs are relative to the project root
+    run = {"command": " ".join(["python benchmarks/curation.py", *sys.argv[1:]]), "cores": _cores(),
+           "load_average_at_start": [round(x, 2) for x in os.getloadavg()]}
+    results.update(run)
+    only = set(args.only or ["s2orc", "recombined"])
+    curate_params = stage_params("curate", path=ROOT / "params.yaml")  # {{download.release}} resolved
+    if "s2orc" in only:
+        results["s2orc_shaped"] = {**measure_s2orc_shaped(), "run": run}
+    if "recombined" in only:
+        results.pop("recombined", None)
+        if args.recombined_shards:
+            results["recombined"] = {**measure_recombined(args.recombined_shards, curate_params.inputs),
+                                     "run": run}
     if not args.only:
-        curate_params = stage_params("curate", path=ROOT / "params.yaml")  # {{download.release}} resolved
         demo_inputs = [dataclasses.asdict(spec) for spec in curate_params.inputs]
         results["demo"] = measure_corpus("demo corpus", demo_inputs)
         results.pop("large", None)
