@@ -49,20 +49,19 @@ def fetch_inputs(workspace: Path, plan: dict[str, Any], stages: Iterable[str],
     the versioning step records those): each path an upstream task of the run sent (``produced``,
     path -> hashes) by hash, every other from what dvc.lock records. A path the run rebuilds (its
     stage is in the plan's ``stale``) that no upstream task sent is an error, never the old data."""
-    producer = {path: stage for stage, paths in plan["outs"].items() for path in paths
-                if path not in plan["uncached"]}
+    producer = {path: stage for stage, paths in plan["outs"].items() for path in paths}
     by_hash: dict[str, list[str]] = {}
     from_lock = []
     for path in sorted({path for stage in stages for path in plan["outs" if outs else "deps"][stage]}):
         out = next((out for out in producer if _overlaps(out, path)), None)
         if out is None:
-            continue  # kept by git (code, params, metrics): the worktree has it
+            continue  # code or params: the worktree has them
         if sent := {name: hashes for name, hashes in produced.items() if _overlaps(name, path)}:
             by_hash.update(sent)
         elif producer[out] in plan["stale"]:
             raise StageFailed(f"{path} is rebuilt by this run (stage {producer[out]}) but no upstream "
                               "task sent it")
-        else:
+        elif out not in plan["uncached"]:  # an uncached output (a metric) is in the worktree
             from_lock.append(path)
     pull_outputs(workspace, by_hash, remote)
     pull_locked(workspace, from_lock, remote)
