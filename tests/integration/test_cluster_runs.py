@@ -15,7 +15,9 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import sys
+import tempfile
 import time
 from collections import Counter
 from pathlib import Path
@@ -73,12 +75,16 @@ class Deployment:
 def deployment(tmp_path_factory, mirror):
     project = fresh_workspace(tmp_path_factory.mktemp("cluster-project"))
     _tiny_defaults(project)
-    cluster = native.Cluster(tmp_path_factory.mktemp("cluster"))
+    # not under pytest's private temp folder: PostgreSQL runs as its own user and must reach its data
+    root = Path(tempfile.mkdtemp(prefix="citeworth-cluster-"))
+    root.chmod(0o711)
+    cluster = native.Cluster(root)
     native.up(cluster, project, cpu_workers=2, gpu_workers=1)
     try:
         yield Deployment(cluster, project)
     finally:
         native.down(cluster)
+        shutil.rmtree(root, ignore_errors=True)
 
 
 def _ran(tasks: list[dict]) -> list[dict]:
