@@ -79,8 +79,8 @@ def deployment(tmp_path_factory, mirror):
     root = Path(tempfile.mkdtemp(prefix="citeworth-cluster-"))
     root.chmod(0o711)
     cluster = native.Cluster(root)
-    native.up(cluster, project, cpu_workers=2, gpu_workers=1)
     try:
+        native.up(cluster, project, cpu_workers=2, gpu_workers=1)
         yield Deployment(cluster, project)
     finally:
         native.down(cluster)
