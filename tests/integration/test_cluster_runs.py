@@ -13,9 +13,12 @@ release writes in a clean clone, and no worker's task logs name another host's f
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
+import re
 import shutil
+import signal
 import sys
 import tempfile
 import time
@@ -165,3 +168,64 @@ def test_task_logs_are_in_s3(deployment):
             for item in page.get("Contents", [])]
     assert any("task_id=train_model" in key for key in keys), keys[:20]
 
+
+
+def _wait_for_running(deployment: Deployment, run_id: str, task_id: str, timeout: float = 900) -> dict:
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        for task in deployment.task_instances("citeworth_dataset", run_id):
+            if task["task_id"] == task_id and task["state"] == "running" and task["hostname"]:
+                return task
+        time.sleep(0.5)
+    pytest.fail(f"no {task_id} of {run_id} ran within {timeout}s")
+
+
+def _s3_objects(cluster: native.Cluster, bucket: str) -> dict[str, bytes]:
+    import boto3
+
+    env = cluster.shared_env()
+    s3 = boto3.client("s3", endpoint_url=env["AWS_ENDPOINT_URL_S3"], region_name="us-east-1",
+                      aws_access_key_id=env["AWS_ACCESS_KEY_ID"],
+                      aws_secret_access_key=env["AWS_SECRET_ACCESS_KEY"])
+    keys = [item["Key"] for page in s3.get_paginator("list_objects_v2").paginate(Bucket=bucket)
+            for item in page.get("Contents", [])]
+    return {key: s3.get_object(Bucket=bucket, Key=key)["Body"].read() for key in keys}
+
+
+def test_a_worker_killed_mid_shard_and_a_restarted_scheduler_lose_nothing(deployment, tmp_path):
+    cluster = deployment.cluster
+    # new baseline rules: every baseline shard is curated again (its fingerprint changed)
+    conf = {"overrides": {"curate_baseline": {"rules": {"min_sentences": 2}}}}
+    deployment.airflow("dags", "trigger", "citeworth_dataset", "--conf", json.dumps(conf))
+    run_id = next(r["dag_run_id"] for r in deployment.api("/dags/citeworth_dataset/dagRuns")["dag_runs"]
+                  if r["conf"] == conf)
+    victim = _wait_for_running(deployment, run_id, "curate_baseline_shard")
+    killed = victim["hostname"]
+    os.killpg(cluster.pid(f"{killed}/worker"), signal.SIGKILL)  # the worker, its task and the stage child
+    native.restart(cluster, f"{native.SCHEDULER_HOST}/scheduler")
+
+    deadline = time.time() + 1200
+    while (retried := next(t for t in deployment.task_instances("citeworth_dataset", run_id)
+                           if t["task_id"] == victim["task_id"] and t["map_index"] == victim["map_index"])
+           )["state"] != "success":
+        assert time.time() < deadline and retried["state"] != "failed", retried
+        time.sleep(3)
+    assert retried["try_number"] == 2 and retried["hostname"] != killed  # redelivered to another host
+    native.restart(cluster, f"{killed}/worker")  # back, e.g. for the versioning queue on cpu1
+    [finished] = [r for r in deployment.wait_for_runs("citeworth_dataset", 10, timeout=1500)
+                  if r["dag_run_id"] == run_id]
+    assert finished["state"] == "success"
+
+    # Nothing half-written reached S3: every DVC object holds the bytes its name (their md5) says.
+    for key, body in _s3_objects(cluster, "citeworth-dvc").items():
+        if key.startswith("store/files/md5/"):
+            assert hashlib.md5(body).hexdigest() == "".join(key.split("/")[-2:]).removesuffix(".dir"), key
+    # What the run versioned (an experiment: its own branch) is what a fresh curation writes.
+    clone = tmp_path / "experiment"
+    branch = f"runs/{re.sub(r'[^A-Za-z0-9._-]+', '_', run_id)}"
+    run(["git", "clone", "--quiet", "--branch", branch, cluster.bare_repo.as_uri(), str(clone)], tmp_path)
+    s3 = {key: value for key, value in cluster.shared_env().items() if key.startswith("AWS_")}
+    dvc(clone, "pull", "--quiet", "--remote", "s3", env={**os.environ, **s3})
+    locked = locked_hashes(clone, ["curate"])
+    dvc(clone, "repro", "--force", "--single-item", "curate@baseline", timeout=900)
+    assert locked_hashes(clone, ["curate"]) == locked
