@@ -155,7 +155,10 @@ def _send_outputs(root, dvc_stages: list[str]) -> None:
         plan = runs.plan_of(root)
         sent = outputs.push_outputs(root, [path for stage in dvc_stages for path in plan["outs"][stage]],
                                     _dvc_remote_of_run())
-        get_current_context()["ti"].xcom_push(key=OUTPUTS_KEY, value=sent)
+        ti = get_current_context()["ti"]
+        # a task running several stages (export: one per format) sends once per stage
+        earlier = ti.xcom_pull(task_ids=ti.task_id, key=OUTPUTS_KEY, map_indexes=ti.map_index) or {}
+        ti.xcom_push(key=OUTPUTS_KEY, value={**earlier, **sent})
 
 
 def _in_workspace(name: str, call, dvc_stage: str | None = None, reuse: bool = False) -> Any:
