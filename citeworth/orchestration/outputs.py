@@ -48,7 +48,9 @@ def fetch_inputs(workspace: Path, plan: dict[str, Any], stages: Iterable[str],
     """Bring into ``workspace`` what the dvc.yaml ``stages`` read (their outs instead when ``outs``:
     the versioning step records those): each path an upstream task of the run sent (``produced``,
     path -> hashes) by hash, every other from what dvc.lock records. A path the run rebuilds (its
-    stage is in the plan's ``stale``) that no upstream task sent is an error, never the old data."""
+    stage is in the plan's ``stale``) that no upstream task sent is an error, never the old data.
+    Parts of the stages' own outputs that upstream tasks sent come too (the domain cells their
+    aggregation reads)."""
     producer = {path: stage for stage, paths in plan["outs"].items() for path in paths}
     by_hash: dict[str, list[str]] = {}
     from_lock = []
@@ -63,6 +65,9 @@ def fetch_inputs(workspace: Path, plan: dict[str, Any], stages: Iterable[str],
                               "task sent it")
         elif out not in plan["uncached"]:  # an uncached output (a metric) is in the worktree
             from_lock.append(path)
+    # what the run's mapped tasks of these very stages wrote (domain cells, for the aggregation)
+    for path in {path for stage in stages for path in plan["outs"][stage]} if not outs else ():
+        by_hash.update({name: hashes for name, hashes in produced.items() if _overlaps(name, path)})
     pull_outputs(workspace, by_hash, remote)
     pull_locked(workspace, from_lock, remote)
 

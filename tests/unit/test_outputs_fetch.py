@@ -11,12 +11,14 @@ from citeworth.core.errors import StageFailed
 from citeworth.orchestration import outputs
 
 PLAN = {
-    "stale": ["train@tfidf_lr", "report"],
+    "stale": ["train@tfidf_lr", "report", "domains"],
     "outs": {"assemble@citeworth": ["data/citeworth", "reports/assemble_table.md"],
              "train@tfidf_lr": ["models/tfidf_lr", "metrics/models/tfidf_lr.json"],
-             "report": ["metrics/models.json"]},
+             "report": ["metrics/models.json"],
+             "domains": ["metrics/domains", "reports/table5.md"]},
     "deps": {"train@tfidf_lr": ["citeworth/models", "data/citeworth/train.jsonl", "params.yaml"],
-             "report": ["metrics/models/tfidf_lr.json", "reports/assemble_table.md"]},
+             "report": ["metrics/models/tfidf_lr.json", "reports/assemble_table.md"],
+             "domains": ["data/citeworth", "params.yaml"]},
     "uncached": ["metrics/models.json", "metrics/models/tfidf_lr.json", "reports/assemble_table.md"],
 }
 
@@ -50,3 +52,9 @@ def test_the_versioning_step_fetches_the_outputs_of_its_stages(pulls):
             "metrics/models.json": ["ef56"]}
     outputs.fetch_inputs(Path("."), PLAN, ["train@tfidf_lr", "report"], sent, "s3", outs=True)
     assert pulls == {"hash": sent, "lock": []}
+
+
+def test_the_aggregation_gets_the_parts_of_its_own_outputs_its_mapped_tasks_sent(pulls):
+    cells = {"metrics/domains": ["aa.dir", "bb.dir"]}
+    outputs.fetch_inputs(Path("."), PLAN, ["domains"], cells, "s3")
+    assert pulls == {"hash": cells, "lock": ["data/citeworth"]}
