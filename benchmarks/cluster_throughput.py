@@ -50,7 +50,7 @@ def _run(command: list[str], cwd: Path, env: dict | None = None) -> str:
     return done.stdout
 
 
-def prepare_project(work: Path, shards: int) -> tuple[Path, list[dict]]:
+def prepare_project(work: Path, shards: int, papers_per_shard: int) -> tuple[Path, list[dict]]:
     """A clone of this checkout's HEAD with the recombined corpus committed; its curate inputs."""
     sys.path.insert(0, str(ROOT / "benchmarks"))
     from recombined_corpus import write_corpus
@@ -62,7 +62,8 @@ def prepare_project(work: Path, shards: int) -> tuple[Path, list[dict]]:
 
     inputs = stage_params("curate", path=project / "params.yaml").inputs
     sources = [dataclasses.replace(spec, glob=str(project / spec.glob)) for spec in inputs]
-    manifest = write_corpus(project / CORPUS, shards=shards, inputs=sources)
+    manifest = write_corpus(project / CORPUS, shards=shards, papers_per_shard=papers_per_shard,
+                            inputs=sources)
     corpus_inputs = [{**spec, "glob": f"{CORPUS}/*.jsonl"} for spec in manifest["curate_inputs"]]
     _run(["git", "add", CORPUS], project)
     _run(["git", "-c", "user.name=bench", "-c", "user.email=bench@localhost", "commit", "--quiet",
@@ -125,13 +126,16 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--shards", type=int, default=20, help="shards of the recombined corpus (default 20)")
+    parser.add_argument("--papers-per-shard", type=int, default=1500,
+                        help="papers per shard (default 1500: several seconds of curation each, well above "
+                        "a task's own overhead)")
     parser.add_argument("--keep", action="store_true", help="keep the work folder (cluster logs) afterwards")
     args = parser.parse_args(argv)
     work = Path(tempfile.mkdtemp(prefix="citeworth-bench-cluster-"))
     work.chmod(0o711)  # PostgreSQL, run as its own user, must reach its data folder
     cluster = native.Cluster(work / "cluster")
     try:
-        project, corpus_inputs = prepare_project(work, args.shards)
+        project, corpus_inputs = prepare_project(work, args.shards, args.papers_per_shard)
         native.up(cluster, project, cpu_workers=2, gpu_workers=0)
         api = Api(cluster)
         cluster.stop("cpu2/worker")
@@ -153,7 +157,8 @@ def main(argv: list[str] | None = None) -> None:
         "command": " ".join(["python benchmarks/cluster_throughput.py", *sys.argv[1:]]),
         "machine": {"cpus": os.cpu_count(), "python": platform.python_version()},
         "load_average_1m_after": round(os.getloadavg()[0], 2),
-        "corpus": {"shards": args.shards, "builder": "benchmarks/recombined_corpus.py"},
+        "corpus": {"shards": args.shards, "papers_per_shard": args.papers_per_shard,
+                   "builder": "benchmarks/recombined_corpus.py"},
         "one_cpu_host": one, "two_cpu_hosts": two,
         "speedup_two_hosts_over_one": round(one["curation_seconds"] / two["curation_seconds"], 2),
     }
