@@ -126,9 +126,9 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--shards", type=int, default=20, help="shards of the recombined corpus (default 20)")
-    parser.add_argument("--papers-per-shard", type=int, default=1500,
-                        help="papers per shard (default 1500: several seconds of curation each, well above "
-                        "a task's own overhead)")
+    parser.add_argument("--papers-per-shard", type=int, default=300,
+                        help="papers per shard (default 300, about 1 CPU s of curation: the corpus is "
+                        "committed into the throwaway clone, so its size is bounded)")
     parser.add_argument("--keep", action="store_true", help="keep the work folder (cluster logs) afterwards")
     args = parser.parse_args(argv)
     work = Path(tempfile.mkdtemp(prefix="citeworth-bench-cluster-"))
