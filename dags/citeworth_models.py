@@ -2,13 +2,13 @@
 
 Triggered by `citeworth_dataset` once per new data version (form field `data_version`), or by hand
 with the form. open_workspace (a git worktree of its own at that data version, else the branch's
-tip, the form's values in its params.yaml) -> train, one mapped task per model (the GPU queue on a
-Celery deployment) -> report (Table 4); beside them the domain study, one mapped task per train
-field x test field cell, then its aggregation (Table 5), transfer (Table 6) and the silver
-citation-linkage corpus with its siamese model (Roy & Mercer) -> version (`dvc commit`, `dvc
-push`, a git commit of dvc.lock and the metrics: onto the branch for a run on the defaults, onto
-`runs/<run id>` for a run with its own models, seeds or overrides) -> close_workspace. The task
-graph is dvc.yaml's (a test checks it).
+tip, the form's values in its params.yaml) -> train, one mapped task per model (the training
+queue: "gpu" on a Celery cluster; every other task runs on the default queue) -> report (Table 4);
+beside them the domain study, one mapped task per train field x test field cell, then its
+aggregation (Table 5), transfer (Table 6) and the silver citation-linkage corpus with its siamese
+model (Roy & Mercer) -> version (`dvc commit`, `dvc push`, a git commit of dvc.lock and the
+metrics: onto the branch for a run on the defaults, onto `runs/<run id>` for a run with its own
+models, seeds or overrides) -> close_workspace. The task graph is dvc.yaml's (a test checks it).
 """
 
 from __future__ import annotations
@@ -20,7 +20,6 @@ from citeworth_airflow.operators import DvcVersionOperator
 from citeworth_airflow.tasks import (
     DEFAULT_ARGS,
     MODELS_PARAMS,
-    TRAIN_QUEUE,
     close_workspace,
     domain_cell,
     domains_aggregate,
@@ -56,9 +55,9 @@ def citeworth_models():
     cells = plan_cells()
     opened >> cells
     domains = domain_cell.expand(cell=cells) >> domains_aggregate.override(task_id="domains")()
-    transfer = stage.override(task_id="transfer", queue=TRAIN_QUEUE)("transfer")
+    transfer = stage.override(task_id="transfer")("transfer")
     opened >> transfer
-    silver = stage.override(task_id="silver", queue=TRAIN_QUEUE)("silver")
+    silver = stage.override(task_id="silver")("silver")
     opened >> silver
 
     # Table 4 needs the models only (as in dvc.yaml); it links the studies' tables by path.

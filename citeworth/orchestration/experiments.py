@@ -10,6 +10,7 @@ started at. ``citeworth promote runs/<run>`` makes one the branch's defaults on 
 from __future__ import annotations
 
 import argparse
+import functools
 import logging
 import re
 import sys
@@ -19,7 +20,7 @@ from typing import Any
 import yaml
 
 from citeworth.core.errors import StageFailed
-from citeworth.orchestration import runs
+from citeworth.orchestration import git_remote, runs
 from citeworth.orchestration.params_file import changed_values, form_updates
 from citeworth.orchestration.versioning import (
     branch_release,
@@ -66,25 +67,62 @@ def version_run(project: Path, run_id: str, stages: list[str], form: dict[str, A
     if form.get("push", True):
         push(workspace, stages, form.get("dvc_remote"))
     experiment = is_experiment(form)
+    url = git_remote.remote_url()
+    if url:
+        git_remote.sync(project, url)
     if experiment:
         ref, message = f"refs/heads/{experiment_branch(run_id)}", f"Experiment {run_id}"
     else:
-        ref = git(project, "symbolic-ref", "--quiet", "HEAD", check=False)
-        if not ref:
-            raise StageFailed(f"{project} has no branch checked out: a run on the defaults moves that branch")
+        ref = _default_branch(project, url)
         message = (f"Data version {data_version_tag(source, release)} ({run_id})" if source and release
                    else f"Model results ({run_id})")
     choices = {**form, **({"source": source, "release": release} if source and release else {})}
-    newer = source and release and not experiment and _holds_newer_release(workspace, ref, source, release)
-    version = publish(workspace, stages, message, ref=ref, start=runs.run_record(workspace)["start"],
-                      param_updates=form_updates(choices), move=not newer)
+    seen = _tracking(ref) if url else ref  # the ref as this clone knows it
+    newer = source and release and not experiment and _holds_newer_release(workspace, seen, source, release)
+    publish_onto = functools.partial(publish, workspace, stages, message, param_updates=form_updates(choices),
+                                     start=runs.run_record(workspace)["start"])
+    if url:
+        version = _publish_remote(project, url, ref, publish_onto, move=not newer)
+    else:
+        version = publish_onto(ref=ref, move=not newer)
+        if not experiment and version["created"] and not newer:
+            runs.refresh_results_view(project, version["commit"])
     version["ref"] = ref
-    if not experiment and version["created"] and not newer:
-        runs.refresh_results_view(project, version["commit"])
     if source and release and not experiment:
         version.update(tag_data_version(workspace, source, release, version["commit"], stages,
                                         replace=bool(form.get("force"))))
+        if url and version["created"]:
+            git_remote.push_tag(project, url, version["tag"], force=bool(form.get("force")))
     return version
+
+
+def _default_branch(project: Path, url: str | None) -> str:
+    """The ref a run on the defaults moves: the project's checked-out branch, or the git remote's
+    default branch in the remote form."""
+    if url:
+        return f"refs/heads/{git_remote.default_branch(project, url)}"
+    if ref := git(project, "symbolic-ref", "--quiet", "HEAD", check=False):
+        return ref
+    raise StageFailed(f"{project} has no branch checked out: a run on the defaults moves that branch")
+
+
+def _tracking(ref: str) -> str:
+    return f"{git_remote.TRACKING}/{ref.removeprefix('refs/heads/')}"
+
+
+def _publish_remote(project: Path, url: str, ref: str, publish_onto, move: bool,
+                    attempts: int = 3) -> dict[str, Any]:
+    """Publish onto the git remote's ``ref`` by compare-and-swap from the tip this clone fetched;
+    when another host moved it in between, fetch and build on the new tip again."""
+    for _ in range(attempts):
+        tip = git(project, "rev-parse", "--verify", "--quiet", _tracking(ref), check=False) or None
+        version = publish_onto(ref=_tracking(ref), move=False)
+        if not (move and version["created"]):
+            return version
+        if git_remote.push_ref(project, url, version["commit"], ref, tip):
+            return version
+        git_remote.sync(project, url)
+    raise StageFailed(f"{ref} on {url} moved {attempts} times while this run published onto it")
 
 
 def _holds_newer_release(workspace: Path, ref: str, source: str, release: str) -> bool:

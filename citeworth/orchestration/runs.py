@@ -10,7 +10,18 @@ writes the repository's refs (``citeworth.orchestration.versioning.publish``).
 
 A release is claimed by creating ``<git common dir>/citeworth/claims/<source>/<release>.json`` with
 ``link(2)``, which fails if the name exists: of any number of runs racing for one release exactly
-one wins, the others learn who holds it. No Airflow import here.
+one wins, the others learn who holds it.
+
+Two forms, chosen by configuration. The *local* form above is for one host: the tasks of a run
+may run in any worker process of that host, all in the one worktree. The *remote* form
+(``$CITEWORTH_GIT_REMOTE``, the project's git remote) is for worker hosts that share nothing but
+that git remote, the DVC remote (S3) and the broker: each host keeps its own clone
+(``$CITEWORTH_PROJECT_DIR``) with its own DVC cache, and a run's workspace on a host is a worktree
+of that clone at the run's start commit as the git remote has it. The opening task plans the run
+(``dvc pull`` of what dvc.lock records, then ``plan_run``) and hands the plan on; every other task
+joins the run on its host from that record (``join_workspace``) and moves outputs by content hash
+through the DVC remote (``citeworth.orchestration.outputs``). Claims are refs on the git remote
+(``citeworth.orchestration.git_remote``). No Airflow import here.
 """
 
 from __future__ import annotations
@@ -27,6 +38,7 @@ from typing import Any
 
 from citeworth.core.fingerprint import digest
 from citeworth.core.io import write_text
+from citeworth.orchestration import git_remote
 from citeworth.orchestration.versioning import dvc, git
 
 log = logging.getLogger(__name__)
@@ -50,24 +62,53 @@ def workspace_path(project: Path, run_id: str) -> Path:
     return workspaces_root(project) / f"{readable}-{digest(run_id)[:8]}"
 
 
-def open_workspace(project: Path, run_id: str, start: str = "HEAD") -> Path:
+def open_workspace(project: Path, run_id: str, start: str = "HEAD", remote: str | None = None) -> Path:
     """A git worktree of ``project`` at commit ``start`` for ``run_id``, sharing the project's DVC
-    cache and remotes, with the outputs its dvc.lock records linked in from the cache (those the
-    cache lacks are left for the run to build). A retried call finds the workspace it made."""
+    cache and remotes, with the outputs its dvc.lock records linked in from the cache (the local
+    form) or pulled from DVC remote ``remote`` (the remote form); those missing are left for the
+    run to build. A retried call finds the workspace it made."""
     path = workspace_path(project, run_id)
     if not (path / RUN_FILE).is_file():
-        commit = git(project, "rev-parse", "--verify", f"{start}^{{commit}}")
-        if path.exists():  # a half-made workspace of a killed attempt
-            remove_workspace(project, path)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        git(project, "worktree", "add", "--detach", str(path), commit)
-        _share_dvc(project, path)
-        if (path / "dvc.lock").is_file():
-            dvc(path, "checkout", "--allow-missing", "--quiet")
-        write_text(path / RUN_FILE, json.dumps({"run_id": run_id, "start": commit,
-                                                "opened": time.time()}, sort_keys=True) + "\n")
-        log.info("workspace of %s: %s at %s", run_id, path, commit[:12])
+        url = git_remote.remote_url()
+        commit = git_remote.resolve(project, url, start) if url else git(
+            project, "rev-parse", "--verify", f"{start}^{{commit}}")
+        _add_worktree(project, path, commit)
+        if (path / "dvc.lock").is_file():  # from this host's cache, or the DVC remote into it
+            recorded = ["pull", *(["--remote", remote] if remote else [])] if url else ["checkout"]
+            dvc(path, *recorded, "--allow-missing", "--quiet")
+        _mark_opened(path, run_id, commit)
     return path
+
+
+def join_workspace(project: Path, run_id: str, record: dict[str, Any]) -> Path:
+    """The remote form's workspace of ``run_id`` on this host, made as the host that opened it made
+    it (``record``: its start commit, the params the run applied, its plan) but with no outputs:
+    each task pulls what it reads (``citeworth.orchestration.outputs``)."""
+    from citeworth.orchestration.params_file import apply_params
+
+    path = workspace_path(project, run_id)
+    if not (path / RUN_FILE).is_file():
+        if git(project, "cat-file", "-t", record["start"], check=False) != "commit":
+            git_remote.sync(project, git_remote.remote_url() or "")
+        _add_worktree(project, path, record["start"])
+        apply_params(path, record["params"])
+        write_text(path / PLAN_FILE, json.dumps(record["plan"], sort_keys=True, indent=1) + "\n")
+        _mark_opened(path, run_id, record["start"])
+    return path
+
+
+def _add_worktree(project: Path, path: Path, commit: str) -> None:
+    if path.exists():  # a half-made workspace of a killed attempt
+        remove_workspace(project, path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    git(project, "worktree", "add", "--detach", str(path), commit)
+    _share_dvc(project, path)
+
+
+def _mark_opened(path: Path, run_id: str, commit: str) -> None:
+    write_text(path / RUN_FILE, json.dumps({"run_id": run_id, "start": commit, "opened": time.time()},
+                                           sort_keys=True) + "\n")
+    log.info("workspace of %s: %s at %s", run_id, path, commit[:12])
 
 
 def _share_dvc(project: Path, workspace: Path) -> None:
@@ -167,18 +208,37 @@ def plan_run(workspace: Path) -> dict[str, Any]:
             if stage.name in changed:
                 stale.update(downstream.name for downstream in nx.ancestors(graph, stage))
         commands = {stage.name: stage.cmd for stage in graph.nodes}
-    plan = {"stale": sorted(stale), "commands": commands}
+        outs = {stage.name: sorted(_relative(out.fs_path, workspace) for out in stage.outs)
+                for stage in graph.nodes}
+        deps = {stage.name: sorted(_relative(dep.fs_path, workspace) for dep in stage.deps)
+                for stage in graph.nodes}
+        uncached = sorted(_relative(out.fs_path, workspace) for stage in graph.nodes for out in stage.outs
+                          if not out.use_cache)  # kept by git: every worktree has them
+    plan = {"stale": sorted(stale), "commands": commands, "outs": outs, "deps": deps, "uncached": uncached}
     write_text(workspace / PLAN_FILE, json.dumps(plan, sort_keys=True, indent=1) + "\n")
     return plan
+
+
+def _relative(path: str, workspace: Path) -> str:
+    return os.path.relpath(path, workspace)
+
+
+def plan_of(workspace: Path) -> dict[str, Any]:
+    """The plan ``plan_run`` wrote."""
+    return json.loads((workspace / PLAN_FILE).read_text())
+
+
+def running(plan: dict[str, Any], stage: str) -> list[str]:
+    """The dvc.yaml stages whose command runs citeworth stage ``stage``."""
+    return [name for name, cmd in plan["commands"].items() if cmd.split()[:3] == ["citeworth", "run", stage]]
 
 
 def is_current(workspace: Path, stage: str, dvc_stage: str | None = None) -> bool:
     """Does the run's plan find every dvc.yaml stage running citeworth stage ``stage`` (or just
     ``dvc_stage``) current? False for a stage no dvc.yaml stage runs (nothing vouches for it)."""
-    plan = json.loads((workspace / PLAN_FILE).read_text())
-    running = [dvc_stage] if dvc_stage else [
-        name for name, cmd in plan["commands"].items() if cmd.split()[:3] == ["citeworth", "run", stage]]
-    return bool(running) and not set(running) & set(plan["stale"])
+    plan = plan_of(workspace)
+    stages = [dvc_stage] if dvc_stage else running(plan, stage)
+    return bool(stages) and not set(stages) & set(plan["stale"])
 
 
 # --- release claims ---------------------------------------------------------------------------------
@@ -196,7 +256,10 @@ def claim_release(project: Path, source: str, release: str, run_id: str) -> str 
 
     The claim file is written under a temporary name and hard-linked to its final name: link(2)
     fails when that name exists, so one racer wins, and no reader ever sees a half-written claim.
+    In the remote form the claim is a ref on the git remote (``git_remote.claim``).
     """
+    if url := git_remote.remote_url():
+        return git_remote.claim(project, url, source, release, run_id)
     path = claim_path(project, source, release)
     path.parent.mkdir(parents=True, exist_ok=True)
     record = json.dumps({"run_id": run_id, "source": source, "release": release,
@@ -215,14 +278,19 @@ def claim_release(project: Path, source: str, release: str, run_id: str) -> str 
 
 def claim_holder(project: Path, source: str, release: str) -> str | None:
     """The run that holds the claim of ``release`` (None: unclaimed)."""
+    if url := git_remote.remote_url():
+        return git_remote.claims(project, url).get((source, release))
     try:
         return json.loads(claim_path(project, source, release).read_text())["run_id"]
     except FileNotFoundError:
         return None
 
 
-def release_claims(project: Path, run_id: str) -> list[Path]:
-    """Drop the claims ``run_id`` holds (its run failed), so a later run can build those releases."""
+def release_claims(project: Path, run_id: str) -> list[Path] | list[str]:
+    """Drop the claims ``run_id`` holds (its run failed), so a later run can build those releases:
+    the claim files (local form), or ``<source>/<release>`` of the refs deleted on the git remote."""
+    if url := git_remote.remote_url():
+        return git_remote.drop_claims(project, url, run_id)
     root = claim_path(project, "_", "_").parents[1]
     dropped = []
     for path in sorted(root.glob("*/*.json")) if root.is_dir() else []:

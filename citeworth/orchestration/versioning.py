@@ -43,7 +43,7 @@ def dvc(project: Path, *args: str) -> str:
     return done.stdout
 
 
-def _selected(name: str, wanted: set[str]) -> bool:
+def is_selected(name: str, wanted: set[str]) -> bool:
     """Is dvc stage ``name`` among ``wanted``, by its own name or its foreach / matrix name?"""
     return name in wanted or name.split("@")[0] in wanted
 
@@ -76,7 +76,7 @@ def git_tracked_outputs(project: Path, stages: Iterable[str]) -> list[str]:
 
     wanted = set(stages)
     with Repo(str(project)) as repo:
-        outs = [out for stage in repo.index.stages if _selected(stage.name, wanted)
+        outs = [out for stage in repo.index.stages if is_selected(stage.name, wanted)
                 for out in stage.outs]
     relative = [(Path(os.path.relpath(out.fs_path, project)), out.use_cache) for out in outs]
     paths = {path.parent / ".gitignore" if cached else path for path, cached in relative}
@@ -166,7 +166,7 @@ def _merged_lock(base: str, workspace: str, stages: list[str]) -> str:
     ours = yaml.safe_load(workspace) or {"stages": {}}
     wanted = set(stages)
     merged.setdefault("stages", {}).update(
-        {name: entry for name, entry in ours["stages"].items() if _selected(name, wanted)})
+        {name: entry for name, entry in ours["stages"].items() if is_selected(name, wanted)})
     return workspace if merged == ours else dumps_yaml(merged)
 
 
@@ -222,4 +222,4 @@ def _locked_outputs(lock_text: str, stages: list[str]) -> dict[str, list[tuple[s
     locked = (yaml.safe_load(lock_text) or {}).get("stages", {})
     wanted = set(stages)
     return {name: sorted((out["path"], out.get("md5", "")) for out in (entry or {}).get("outs", []))
-            for name, entry in locked.items() if _selected(name, wanted)}
+            for name, entry in locked.items() if is_selected(name, wanted)}

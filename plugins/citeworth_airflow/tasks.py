@@ -21,6 +21,7 @@ from datetime import timedelta
 from typing import Any
 
 from airflow.sdk import Asset, Param, get_current_context, task
+from airflow.sdk.configuration import conf
 from airflow.sdk.exceptions import AirflowSkipException
 
 from citeworth_airflow import project
@@ -31,8 +32,16 @@ log = logging.getLogger(__name__)
 KEEP_FAILED_DAYS = float(os.environ.get("CITEWORTH_KEEP_FAILED_WORKSPACES_DAYS", "7"))
 
 DATASET_ASSET = Asset(name="citeworth_dataset", uri="x-citeworth://dataset/citeworth", group="citeworth")
-# Celery queue of the training tasks: "gpu" on the compose deployment's GPU worker.
-TRAIN_QUEUE = os.environ.get("CITEWORTH_TRAIN_QUEUE", "default")
+# Celery queues. Curation, assembly and the studies run on Airflow's default queue ([operators]
+# default_queue: "cpu" on a cluster), the training tasks on $CITEWORTH_TRAIN_QUEUE ("gpu": a GPU
+# worker host serving only it gets exactly them), the versioning step on
+# $CITEWORTH_VERSIONING_QUEUE (the host with push rights).
+DEFAULT_QUEUE = conf.get("operators", "default_queue")
+TRAIN_QUEUE = os.environ.get("CITEWORTH_TRAIN_QUEUE") or DEFAULT_QUEUE
+VERSIONING_QUEUE = os.environ.get("CITEWORTH_VERSIONING_QUEUE") or DEFAULT_QUEUE
+# The XCom key under which a task of the remote workspace form names what it sent to the DVC
+# remote ({path: hash}); the return value stays the stage's summary.
+OUTPUTS_KEY = "citeworth_outputs"
 
 DEFAULT_ARGS: dict[str, Any] = {
     "owner": "citeworth",
@@ -89,11 +98,84 @@ def _run_id() -> str:
     return get_current_context()["run_id"]
 
 
+def _remote_form() -> bool:
+    from citeworth.orchestration.git_remote import remote_url
+
+    return remote_url() is not None
+
+
 def _workspace():
-    """This run's workspace (made by ``open_workspace``)."""
+    """This run's workspace on this host: made by ``open_workspace``, or in the remote form joined
+    here from the record that task handed on."""
     from citeworth.orchestration import runs
 
-    return runs.workspace_path(project(), _run_id())
+    if not _remote_form():
+        return runs.workspace_path(project(), _run_id())
+    record = get_current_context()["ti"].xcom_pull(task_ids="open_workspace")
+    return runs.join_workspace(project(), _run_id(), record)
+
+
+def _dvc_remote_of_run() -> str | None:
+    return get_current_context()["params"].get("dvc_remote") or os.environ.get("CITEWORTH_DVC_REMOTE")
+
+
+def prepared_workspace(dvc_stages: list[str], *, outs: bool = False):
+    """The workspace, holding what ``dvc_stages`` read (their outputs, with ``outs``) in the remote
+    form: sent by the upstream tasks of this run, or as dvc.lock records them."""
+    from citeworth.orchestration import outputs, runs
+
+    root = _workspace()
+    if _remote_form():
+        context = get_current_context()
+        upstream = sorted(context["task"].get_flat_relative_ids(upstream=True))
+        produced: dict[str, list[str]] = {}
+        for sent in context["ti"].xcom_pull(task_ids=upstream, key=OUTPUTS_KEY) if upstream else []:
+            for path, value in (sent or {}).items():
+                produced.setdefault(path, []).append(value)
+        outputs.fetch_inputs(root, runs.plan_of(root), dvc_stages, produced, _dvc_remote_of_run(), outs=outs)
+    return root
+
+
+def prepare_versioning(stages: list[str]) -> None:
+    """The outputs of ``stages`` (dvc.yaml names; a foreach or matrix name stands for all of its
+    stages) in the run's workspace, for the versioning step to record: in the remote form fetched
+    as for any task."""
+    from citeworth.orchestration import runs
+    from citeworth.orchestration.versioning import is_selected
+
+    plan = runs.plan_of(_workspace())
+    prepared_workspace([name for name in plan["commands"] if is_selected(name, set(stages))], outs=True)
+
+
+def _send_outputs(root, dvc_stages: list[str]) -> None:
+    """In the remote form: what ``dvc_stages`` wrote here, to the DVC remote; its hashes to XCom."""
+    from citeworth.orchestration import outputs, runs
+
+    if _remote_form():
+        plan = runs.plan_of(root)
+        sent = outputs.push_outputs(root, [path for stage in dvc_stages for path in plan["outs"][stage]],
+                                    _dvc_remote_of_run())
+        ti = get_current_context()["ti"]
+        # a task running several stages (export: one per format) sends once per stage
+        earlier = ti.xcom_pull(task_ids=ti.task_id, key=OUTPUTS_KEY, map_indexes=ti.map_index) or {}
+        ti.xcom_push(key=OUTPUTS_KEY, value={**earlier, **sent})
+
+
+def _in_workspace(name: str, call, dvc_stage: str | None = None, reuse: bool = False) -> Any:
+    """``call(root)``, the work of citeworth stage ``name`` (or just dvc.yaml stage ``dvc_stage``),
+    with its inputs fetched before and its outputs sent after (the remote form). With ``reuse``
+    the stage's results dvc.lock records are fetched too, as the local form links them in: what
+    their fingerprint finds current (a trained model, a domain cell) is not computed again, on
+    whichever host it was computed before. (Curated shards are found in the shard store instead.)"""
+    from citeworth.orchestration import outputs, runs
+
+    stages = [dvc_stage] if dvc_stage else runs.running(runs.plan_of(_workspace()), name)
+    root = prepared_workspace(stages)
+    if reuse and _remote_form():
+        outputs.pull_locked(root, stages, _dvc_remote_of_run(), allow_missing=True)
+    result = call(root)
+    _send_outputs(root, stages)
+    return result
 
 
 @task(multiple_outputs=True)
@@ -128,18 +210,22 @@ def release_claims(context: dict[str, Any]) -> None:
 
 
 @task
-def open_workspace(release: dict[str, str] | None = None) -> str:
+def open_workspace(release: dict[str, str] | None = None) -> dict[str, Any]:
     """This run's workspace at the commit it starts from (the data version it trains on, for a
     models run), with the form's values (and the resolved source release) in its params.yaml and
     the plan of stale stages."""
     from citeworth.orchestration import params_file, runs
 
     form = get_current_context()["params"]
-    workspace = runs.open_workspace(project(), _run_id(), start=form.get("data_version") or "HEAD")
-    params_file.apply_params(workspace, params_file.form_updates({**form, **(release or {})}))
+    workspace = runs.open_workspace(project(), _run_id(), start=form.get("data_version") or "HEAD",
+                                    remote=_dvc_remote_of_run())
+    updates = params_file.form_updates({**form, **(release or {})})
+    params_file.apply_params(workspace, updates)
     plan = runs.plan_run(workspace)
     log.info("workspace %s; stale stages: %s", workspace, plan["stale"])
-    return str(workspace)
+    # what a task on another host needs to make the same workspace (the remote form)
+    return {"workspace": str(workspace), "start": runs.run_record(workspace)["start"], "params": updates,
+            "plan": plan}
 
 
 @task(trigger_rule="none_failed")
@@ -176,11 +262,10 @@ def _run_unless_current(name: str, overrides: dict[str, Any] | None = None,
     """Run stage ``name`` in the run's workspace unless the dvc.yaml stage(s) running it are current."""
     from citeworth.orchestration import runs, workspace
 
-    root = _workspace()
-    if runs.is_current(root, name, dvc_stage):
+    if runs.is_current(_workspace(), name, dvc_stage):
         log.info("%s current in the run's plan: skipped", dvc_stage or name)
         return {"skipped": True}
-    return workspace.run_stage(root, name, overrides or {})
+    return _in_workspace(name, lambda root: workspace.run_stage(root, name, overrides or {}), dvc_stage)
 
 
 @task
@@ -210,9 +295,10 @@ def _s2_api_key() -> str | None:
 @task
 def plan_shards(name: str) -> list[str]:
     """The shards of curate stage ``name`` (and the removal of outputs of shards no longer listed)."""
-    from citeworth.orchestration import workspace
+    from citeworth.orchestration import runs, workspace
 
-    return workspace.plan_shards(_workspace(), name)
+    root = prepared_workspace(runs.running(runs.plan_of(_workspace()), name))
+    return workspace.plan_shards(root, name)
 
 
 @task(map_index_template="{{ shard }}")
@@ -220,7 +306,7 @@ def curate_shard(name: str, shard: str) -> dict[str, Any]:
     """Curate one shard: a mapped task per shard, so shards spread over workers."""
     from citeworth.orchestration import workspace
 
-    return workspace.curate_shard(_workspace(), name, shard)
+    return _in_workspace(name, lambda root: workspace.curate_shard(root, name, shard))
 
 
 @task
@@ -246,7 +332,8 @@ def train_model(model: str) -> Any:
     check, as for a domain cell: parallel tasks never consult DVC)."""
     from citeworth.orchestration import workspace
 
-    return workspace.run_stage(_workspace(), "train", {"models": [model]})
+    return _in_workspace("train", lambda root: workspace.run_stage(root, "train", {"models": [model]}),
+                         dvc_stage=f"train@{model}", reuse=True)
 
 
 @task
@@ -254,18 +341,20 @@ def plan_cells() -> list[list[str]]:
     """The domain study's [train field, test field] cells (slugs), one mapped task each."""
     from citeworth.orchestration import workspace
 
-    return workspace.plan_cells(_workspace())
+    return workspace.plan_cells(prepared_workspace(["domains"]))
 
 
-@task(queue=TRAIN_QUEUE, map_index_template="{{ cell | join(' -> ') }}")
+@task(map_index_template="{{ cell | join(' -> ') }}")
 def domain_cell(cell: list[str]) -> Any:
     """Train on one field, test on another; a cell whose fingerprinted result is current is a no-op."""
     from citeworth.orchestration import workspace
 
-    return workspace.run_stage(_workspace(), "domains", {"cells": [cell], "aggregate": False})
+    return _in_workspace("domains", lambda root: workspace.run_stage(root, "domains", {"cells": [cell],
+                                                                                     "aggregate": False}),
+                         reuse=True)
 
 
-@task(queue=TRAIN_QUEUE)
+@task
 def domains_aggregate() -> Any:
     """The matrix, embedding clusters, plots and Table 5 from every cell: the ``domains`` stage's outputs."""
     return _run_unless_current("domains", {"cells": [], "aggregate": True})

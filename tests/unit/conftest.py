@@ -53,7 +53,8 @@ def dag_facts(tmp_path_factory) -> dict:
     env = {**os.environ, "AIRFLOW_HOME": str(home), "AIRFLOW__CORE__LOAD_EXAMPLES": "False",
            "AIRFLOW__CORE__DAGS_FOLDER": str(ROOT / "dags"),
            "AIRFLOW__CORE__PLUGINS_FOLDER": str(ROOT / "plugins"),
-           "CITEWORTH_TRAIN_QUEUE": "gpu"}
+           "CITEWORTH_TRAIN_QUEUE": "gpu", "CITEWORTH_VERSIONING_QUEUE": "versioning",
+           "AIRFLOW__OPERATORS__DEFAULT_QUEUE": "cpu"}
     done = subprocess.run([sys.executable, "-c", PARSE_SCRIPT, str(ROOT / "dags"), ",".join(HEAVY_MODULES)],
                           env=env, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr[-3000:]

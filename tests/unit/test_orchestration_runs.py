@@ -8,7 +8,6 @@ from __future__ import annotations
 import json
 import multiprocessing
 import os
-import shutil
 import subprocess
 import sys
 import time
@@ -17,39 +16,9 @@ from pathlib import Path
 
 import pytest
 import yaml
+from tiny_project import build_tiny_project
 
 from citeworth.orchestration import experiments, params_file, runs, versioning
-
-ROOT = Path(__file__).resolve().parents[2]
-# `first` follows curate.workers; `second` reads first's output and writes a metric git keeps.
-DVC_YAML = """stages:
-  first:
-    cmd: {python} step.py first
-    deps: [step.py]
-    params: [curate.workers]
-    outs: [out/first.txt]
-  second:
-    cmd: {python} step.py second
-    deps: [step.py, out/first.txt]
-    outs: [out/second.txt]
-    metrics:
-      - stats.json:
-          cache: false
-    plots:
-      - plots:
-          cache: false
-"""
-STEP = """import json, os, sys, yaml
-if sys.argv[1] == "first":
-    open("out/first.txt", "w").write(str(yaml.safe_load(open("params.yaml"))["curate"]["workers"]))
-else:
-    text = open("out/first.txt").read()
-    open("out/second.txt", "w").write(text * 2)
-    open("stats.json", "w").write(json.dumps({"n": len(text)}))
-    os.makedirs("plots", exist_ok=True)
-    open("plots/curve.csv", "w").write("x,y\\n0," + text + "\\n")
-    open("plots/curve.png", "wb").write(bytes([0x89]) + b"PNG" + text.encode())
-"""
 
 
 def _git(root: Path, *args: str) -> str:
@@ -63,20 +32,7 @@ def _dvc(root: Path, *args: str) -> str:
 @pytest.fixture(scope="module")
 def built(tmp_path_factory) -> Path:
     """A committed project whose pipeline `dvc repro` built once (its lock and metric committed)."""
-    root = tmp_path_factory.mktemp("built") / "project"
-    root.mkdir()
-    shutil.copy(ROOT / "params.yaml", root / "params.yaml")
-    (root / "dvc.yaml").write_text(DVC_YAML.format(python=sys.executable))
-    (root / "step.py").write_text(STEP)
-    (root / "out").mkdir()
-    _git(root, "init", "--quiet", "--initial-branch", "main")
-    _dvc(root, "init", "--quiet")
-    _dvc(root, "config", "core.autostage", "false")
-    _dvc(root, "remote", "add", "--default", "local", "../storage")  # relative to .dvc/, as ours
-    _dvc(root, "repro", "--quiet")
-    _git(root, "add", "--all")
-    _git(root, "commit", "--quiet", "-m", "built")
-    return root
+    return build_tiny_project(tmp_path_factory.mktemp("built") / "project")
 
 
 @pytest.fixture()

@@ -1,0 +1,170 @@
+"""Curation throughput on the native Celery cluster: 1 vs 2 CPU worker hosts, in one run.
+
+    python benchmarks/cluster_throughput.py              # 20 shards of the recombined corpus
+    python benchmarks/cluster_throughput.py --shards 40
+
+A throwaway clone of this checkout gets the demo corpus (`citeworth run download`, from
+CITEWORTH_MIRROR when set) and, committed into it, the recombined benchmark corpus
+(benchmarks/recombined_corpus.py: distinct papers made of paragraphs of different real papers, so
+no content cache profits from repetition). `citeworth cluster up` starts PostgreSQL, Redis,
+moto_server, a bare git remote, the scheduler host and two CPU worker hosts (one task slot each,
+nothing shared but the git remote, S3 and the broker). Then the same `citeworth_dataset` run is
+triggered twice with curate and curate_baseline reading the corpus: first with cpu2's worker
+stopped (1 host), then with both (2 hosts), the S3 shard store emptied before each so that every
+shard is curated. Reported: the wall time from the first curate shard task's start to the last
+one's end, per setting, the tasks each host ran, and the ratio. Writes
+benchmarks/results/cluster_throughput.json.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import os
+import platform
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from collections import Counter
+from datetime import datetime
+from pathlib import Path
+
+import requests
+
+from citeworth.orchestration import cluster as native
+
+ROOT = Path(__file__).resolve().parents[1]
+RESULTS = ROOT / "benchmarks" / "results" / "cluster_throughput.json"
+CORPUS = "bench/recombined"  # in the throwaway clone, committed there
+CURATION_TASKS = ("curate_shard", "curate_baseline_shard")
+RUN_TIMEOUT_S = 3600
+
+
+def _run(command: list[str], cwd: Path, env: dict | None = None) -> str:
+    done = subprocess.run(command, cwd=cwd, env=env, capture_output=True, text=True)
+    if done.returncode != 0:
+        sys.exit(f"{' '.join(command)} failed in {cwd}:\n{done.stderr[-3000:]}")
+    return done.stdout
+
+
+def prepare_project(work: Path, shards: int, papers_per_shard: int) -> tuple[Path, list[dict]]:
+    """A clone of this checkout's HEAD with the recombined corpus committed; its curate inputs."""
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    from recombined_corpus import write_corpus
+
+    project = work / "project"
+    _run(["git", "clone", "--quiet", str(ROOT), str(project)], work)
+    _run([sys.executable, "-m", "citeworth.cli", "run", "download"], project)
+    from citeworth.stages import stage_params
+
+    inputs = stage_params("curate", path=project / "params.yaml").inputs
+    sources = [dataclasses.replace(spec, glob=str(project / spec.glob)) for spec in inputs]
+    manifest = write_corpus(project / CORPUS, shards=shards, papers_per_shard=papers_per_shard,
+                            inputs=sources)
+    corpus_inputs = [{**spec, "glob": f"{CORPUS}/*.jsonl"} for spec in manifest["curate_inputs"]]
+    _run(["git", "add", CORPUS], project)
+    _run(["git", "-c", "user.name=bench", "-c", "user.email=bench@localhost", "commit", "--quiet",
+          "-m", "benchmark corpus"], project)
+    print(f"corpus: {manifest['shards']} shards, {manifest['papers']} papers")
+    return project, corpus_inputs
+
+
+class Api:
+    def __init__(self, cluster: native.Cluster):
+        self.base = f"{cluster.api_url}/api/v2"
+        home = cluster.host_dir(native.SCHEDULER_HOST) / "airflow"
+        password = json.loads((home / "simple_auth_manager_passwords.json.generated").read_text())["admin"]
+        login = {"username": "admin", "password": password}
+        token = requests.post(f"{cluster.api_url}/auth/token", json=login, timeout=10).json()["access_token"]
+        self.session = requests.Session()
+        self.session.headers["Authorization"] = f"Bearer {token}"
+
+    def __call__(self, method: str, path: str, **kwargs) -> dict:
+        response = self.session.request(method, f"{self.base}{path}", timeout=30, **kwargs)
+        response.raise_for_status()
+        return response.json()
+
+
+def _empty_shard_store(cluster: native.Cluster) -> None:
+    import boto3
+
+    env = cluster.shared_env()
+    bucket, _, prefix = env["CITEWORTH_SHARD_STORE"].removeprefix("s3://").partition("/")
+    s3 = boto3.resource("s3", endpoint_url=env["AWS_ENDPOINT_URL_S3"], region_name="us-east-1",
+                        aws_access_key_id=env["AWS_ACCESS_KEY_ID"],
+                        aws_secret_access_key=env["AWS_SECRET_ACCESS_KEY"])
+    s3.Bucket(bucket).objects.filter(Prefix=prefix).delete()
+
+
+def measure(api: Api, cluster: native.Cluster, corpus_inputs: list[dict]) -> dict:
+    """Trigger one dataset run on the corpus; the curation span and the tasks per host."""
+    _empty_shard_store(cluster)
+    overrides = {"curate": {"inputs": corpus_inputs}, "curate_baseline": {"inputs": corpus_inputs}}
+    run_id = api("POST", "/dags/citeworth_dataset/dagRuns",
+                 json={"logical_date": None, "conf": {"overrides": overrides, "push": False}})["dag_run_id"]
+    deadline = time.time() + RUN_TIMEOUT_S
+    while (state := api("GET", f"/dags/citeworth_dataset/dagRuns/{run_id}")["state"]) in ("queued",
+                                                                                           "running"):
+        if time.time() > deadline:
+            sys.exit(f"run {run_id} not finished after {RUN_TIMEOUT_S} s")
+        time.sleep(5)
+    if state != "success":
+        sys.exit(f"run {run_id} failed: see the cluster's logs in {cluster.root}")
+    tasks = api("GET", f"/dags/citeworth_dataset/dagRuns/{run_id}/taskInstances?limit=1000")["task_instances"]
+    curation = [task for task in tasks if task["task_id"] in CURATION_TASKS]
+    start = min(datetime.fromisoformat(task["start_date"]) for task in curation)
+    end = max(datetime.fromisoformat(task["end_date"]) for task in curation)
+    return {"run_id": run_id, "curation_seconds": round((end - start).total_seconds(), 1),
+            "shard_tasks": len(curation),
+            "shard_tasks_per_host": dict(sorted(Counter(task["hostname"] for task in curation).items()))}
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--shards", type=int, default=20, help="shards of the recombined corpus (default 20)")
+    parser.add_argument("--papers-per-shard", type=int, default=300,
+                        help="papers per shard (default 300, about 1 CPU s of curation: the corpus is "
+                        "committed into the throwaway clone, so its size is bounded)")
+    parser.add_argument("--keep", action="store_true", help="keep the work folder (cluster logs) afterwards")
+    args = parser.parse_args(argv)
+    work = Path(tempfile.mkdtemp(prefix="citeworth-bench-cluster-"))
+    work.chmod(0o711)  # PostgreSQL, run as its own user, must reach its data folder
+    cluster = native.Cluster(work / "cluster")
+    try:
+        project, corpus_inputs = prepare_project(work, args.shards, args.papers_per_shard)
+        native.up(cluster, project, cpu_workers=2, gpu_workers=0)
+        api = Api(cluster)
+        cluster.stop("cpu2/worker")
+        one = measure(api, cluster, corpus_inputs)
+        print("1 host:", one)
+        cpu2 = next(host for host in cluster.workers if host.name == "cpu2")
+        cluster.start("cpu2/worker", native.worker_command(cpu2), cluster.host_env("cpu2"),
+                      cluster.host_dir("cpu2"))
+        deadline = time.time() + 120
+        while "cpu2" not in native.worker_queues(cluster) and time.time() < deadline:
+            time.sleep(2)
+        two = measure(api, cluster, corpus_inputs)
+        print("2 hosts:", two)
+    finally:
+        native.down(cluster)
+        if not args.keep:
+            shutil.rmtree(work, ignore_errors=True)
+    results = {
+        "command": " ".join(["python benchmarks/cluster_throughput.py", *sys.argv[1:]]),
+        "machine": {"cpus": os.cpu_count(), "python": platform.python_version()},
+        "load_average_1m_after": round(os.getloadavg()[0], 2),
+        "corpus": {"shards": args.shards, "papers_per_shard": args.papers_per_shard,
+                   "builder": "benchmarks/recombined_corpus.py"},
+        "one_cpu_host": one, "two_cpu_hosts": two,
+        "speedup_two_hosts_over_one": round(one["curation_seconds"] / two["curation_seconds"], 2),
+    }
+    RESULTS.write_text(json.dumps(results, indent=2, sort_keys=True) + "\n")
+    print(json.dumps(results, indent=2))
+
+
+if __name__ == "__main__":
+    main()

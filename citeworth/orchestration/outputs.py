@@ -1,0 +1,167 @@
+"""A run's outputs carried between hosts by content hash, through the DVC remote.
+
+On a multi-host deployment (the remote workspace form, ``citeworth.orchestration.runs``) a task
+never reads a file another task wrote on its own disk. What a task wrote is hashed into its host's
+DVC cache and sent to the DVC remote in DVC's own object layout (``files/md5/..``, a ``.dir``
+object per folder) before the task ends: ``push_outputs`` returns ``{path: hash}``, the small
+record that passes between tasks (an Airflow XCom). A later task on any host fetches exactly those
+objects into its host's cache and links them into its workspace (``pull_outputs``); outputs the
+run did not rebuild come from what its ``dvc.lock`` records (``pull_locked``, a ``dvc pull`` of
+those paths). The versioning step's ``dvc commit`` then finds every object already cached and its
+``dvc push`` finds them on the remote: nothing is uploaded twice.
+
+Several tasks may write into one folder (a curate shard each, a domain cell each): the folder a
+later task sees is the union of their trees. No Airflow import here.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable, Mapping
+from contextlib import contextmanager
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from citeworth.core.errors import StageFailed
+from citeworth.orchestration.versioning import dvc
+
+if TYPE_CHECKING:
+    from dvc_data.hashfile.db import HashFileDB
+    from dvc_data.hashfile.obj import HashFile
+
+log = logging.getLogger(__name__)
+
+HASH_NAME = "md5"  # DVC 3's object names
+
+
+@contextmanager
+def _stores(workspace: Path, remote: str | None):
+    """The workspace's DVC cache and the remote's object store (``remote`` None: the default one)."""
+    from dvc.repo import Repo
+
+    with Repo(str(workspace)) as repo:
+        yield repo.cache.local, repo.cloud.get_remote_odb(remote, "push", hash_name=HASH_NAME)
+
+
+def fetch_inputs(workspace: Path, plan: dict[str, Any], stages: Iterable[str],
+                 produced: Mapping[str, list[str]], remote: str | None = None, *, outs: bool = False) -> None:
+    """Bring into ``workspace`` what the dvc.yaml ``stages`` read (their outs instead when ``outs``:
+    the versioning step records those): each path an upstream task of the run sent (``produced``,
+    path -> hashes) by hash, every other from what dvc.lock records. A path the run rebuilds (its
+    stage is in the plan's ``stale``) that no upstream task sent is an error, never the old data.
+    Parts of the stages' own outputs that upstream tasks sent come too (the domain cells their
+    aggregation reads)."""
+    producer = {path: stage for stage, paths in plan["outs"].items() for path in paths}
+    by_hash: dict[str, list[str]] = {}
+    from_lock = []
+    for path in sorted({path for stage in stages for path in plan["outs" if outs else "deps"][stage]}):
+        out = next((out for out in producer if _overlaps(out, path)), None)
+        if out is None:
+            continue  # code or params: the worktree has them
+        if sent := {name: hashes for name, hashes in produced.items() if _overlaps(name, path)}:
+            by_hash.update(sent)
+        elif producer[out] in plan["stale"]:
+            raise StageFailed(f"{path} is rebuilt by this run (stage {producer[out]}) but no upstream "
+                              "task sent it")
+        elif out not in plan["uncached"]:  # an uncached output (a metric) is in the worktree
+            from_lock.append(path)
+    # what the run's mapped tasks of these very stages wrote (domain cells, for the aggregation)
+    for path in {path for stage in stages for path in plan["outs"][stage]} if not outs else ():
+        by_hash.update({name: hashes for name, hashes in produced.items() if _overlaps(name, path)})
+    pull_outputs(workspace, by_hash, remote)
+    pull_locked(workspace, from_lock, remote)
+
+
+def _overlaps(path: str, other: str) -> bool:
+    """Is one of the two relative paths the other or inside it?"""
+    return path == other or path.startswith(f"{other}/") or other.startswith(f"{path}/")
+
+
+def push_outputs(workspace: Path, paths: Iterable[str], remote: str | None = None) -> dict[str, str]:
+    """Hash each present path (file or folder, relative to ``workspace``) into its DVC cache and send
+    the objects the remote lacks to ``remote``; ``{path: hash}`` of what was sent (absent paths are
+    left out: a stage may write only some of its outputs, e.g. a domain cell)."""
+    from dvc_data.hashfile.build import build
+    from dvc_data.hashfile.transfer import transfer
+
+    sent: dict[str, str] = {}
+    with _stores(workspace, remote) as (cache, odb):
+        for path in sorted(set(paths)):
+            if not (workspace / path).exists():
+                continue
+            staging, _, obj = build(cache, str(workspace / path), cache.fs, HASH_NAME)
+            transfer(staging, cache, {obj.hash_info}, hardlink=True, shallow=False)
+            _send(cache, odb, obj)
+            sent[path] = obj.hash_info.value
+    log.info("outputs sent to the DVC remote: %s", sent)
+    return sent
+
+
+def pull_outputs(workspace: Path, produced: Mapping[str, list[str]], remote: str | None = None) -> None:
+    """Lay each path out in ``workspace`` from the objects its producers sent (``{path: [hash,
+    ...]}``, several for a folder that several tasks wrote: their union, a file two of them wrote
+    differently taken from the last)."""
+    from dvc_data.hashfile import load
+    from dvc_data.hashfile.checkout import checkout
+
+    with _stores(workspace, remote) as (cache, odb):
+        for path, hashes in sorted(produced.items()):
+            objects = [_fetch(odb, cache, value) for value in dict.fromkeys(hashes)]
+            obj = objects[0] if len(objects) == 1 else _union(cache, path, objects)
+            checkout(str(workspace / path), cache.fs, load(cache, obj.hash_info), cache, force=True,
+                     relink=True, quiet=True)
+    if produced:
+        log.info("outputs fetched from the DVC remote: %s", sorted(produced))
+
+
+def pull_locked(workspace: Path, targets: Iterable[str], remote: str | None = None,
+                allow_missing: bool = False) -> None:
+    """``dvc pull`` of outputs (paths, or stage names for all of a stage's) the workspace's dvc.lock
+    records: those the run did not rebuild, or earlier results a stage may find current."""
+    if targets := sorted(set(targets)):
+        dvc(workspace, "pull", "--quiet", *(["--remote", remote] if remote else []),
+            *(["--allow-missing"] if allow_missing else []), *targets)
+
+
+def _send(cache: HashFileDB, odb: HashFileDB, obj: HashFile) -> None:
+    from dvc_data.hashfile.transfer import transfer
+    from dvc_data.hashfile.tree import Tree
+
+    ids = {obj.hash_info} | ({entry for _, _, entry in obj} if isinstance(obj, Tree) else set())
+    if failed := transfer(cache, odb, ids).failed:
+        raise StageFailed(f"could not send {len(failed)} object(s) to the DVC remote {odb.path}")
+
+
+def _fetch(odb: HashFileDB, cache: HashFileDB, value: str) -> HashFile:
+    """Object ``value`` (a file's md5 or a folder's ``<md5>.dir``) from the remote into the cache."""
+    from dvc_data.hashfile import load
+    from dvc_data.hashfile.hash_info import HashInfo
+    from dvc_data.hashfile.transfer import transfer
+    from dvc_data.hashfile.tree import Tree
+
+    hash_info = HashInfo(HASH_NAME, value)
+    transfer(odb, cache, {hash_info})
+    obj = load(cache, hash_info)
+    if isinstance(obj, Tree) and (failed := transfer(odb, cache, {entry for _, _, entry in obj}).failed):
+        raise StageFailed(f"the DVC remote {odb.path} lacks {len(failed)} object(s) of {value}")
+    return obj
+
+
+def _union(cache: HashFileDB, path: str, trees: list[HashFile]) -> HashFile:
+    """One tree holding every file of ``trees`` (a later tree's file wins a name clash)."""
+    from dvc_data.hashfile.tree import Tree
+
+    if not all(isinstance(tree, Tree) for tree in trees):
+        raise StageFailed(f"{path}: tasks wrote it as a file and as a folder")
+    union: dict[tuple[str, ...], tuple] = {}
+    for tree in trees:
+        for key, meta, hash_info in tree:
+            if key in union and union[key][1] != hash_info:
+                log.warning("%s/%s: written differently by two tasks, the later is kept", path, "/".join(key))
+            union[key] = (meta, hash_info)
+    merged = Tree()
+    for key, (meta, hash_info) in sorted(union.items()):
+        merged.add(key, meta, hash_info)
+    merged.digest()
+    cache.add(merged.path, merged.fs, merged.oid)
+    return merged

@@ -1,0 +1,231 @@
+"""The README's backfill on the native Celery cluster: one run's tasks on several hosts sharing
+nothing but the git remote, S3 and the broker.
+
+`citeworth cluster up` over a fresh clone whose committed defaults train one TF-IDF model on a
+budget: PostgreSQL, Redis, moto_server (S3), a bare git repository, the scheduler host (api-server,
+scheduler, dag-processor, triggerer) and three worker hosts, each with its own clone, DVC cache,
+AIRFLOW_HOME and HOME: cpu1 (queues cpu + versioning), cpu2 (cpu), gpu1 (gpu). Then the README's
+backfill over the two demo releases plus a trigger. Every run is green on its first try, the tasks
+of a run ran on more than one host, the train tasks only on gpu1, each release was versioned once
+onto the git remote (tags) and S3 (a clean clone pulls it), each dataset is what `dvc repro` of its
+release writes in a clean clone, and no worker's task logs name another host's folders.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import shutil
+import signal
+import sys
+import tempfile
+import time
+from collections import Counter
+from pathlib import Path
+
+import pytest
+import requests
+import yaml
+from dvc_workspace import DATASET_TARGETS, dvc, fresh_workspace, git, locked_hashes, reproduced_workspace, run
+from programs import installed
+from test_airflow_backfill import BACKFILL, RELEASES, _tiny_defaults
+
+from citeworth.orchestration import cluster as native
+from citeworth.orchestration.versioning import DATASET_STAGES
+
+pytestmark = pytest.mark.slow
+installed("redis-server", package="redis-server", needed_for="the native Celery cluster")
+
+
+class Deployment:
+    """The cluster, its API with a token of the simple auth manager, the airflow CLI of its scheduler host."""
+
+    def __init__(self, cluster: native.Cluster, project: Path):
+        self.cluster, self.project = cluster, project
+        self.session = requests.Session()
+        home = cluster.host_dir(native.SCHEDULER_HOST) / "airflow"
+        password = json.loads((home / "simple_auth_manager_passwords.json.generated").read_text())["admin"]
+        login = {"username": "admin", "password": password}
+        token = requests.post(f"{cluster.api_url}/auth/token", json=login, timeout=10).json()["access_token"]
+        self.session.headers["Authorization"] = f"Bearer {token}"
+
+    def airflow(self, *args: str) -> str:
+        host = native.SCHEDULER_HOST
+        return run([sys.executable, "-m", "airflow", *args], self.cluster.host_dir(host),
+                   env=self.cluster.host_env(host), timeout=180).stdout
+
+    def api(self, path: str) -> dict:
+        response = self.session.get(f"{self.cluster.api_url}/api/v2{path}", timeout=30)
+        assert response.ok, f"{path}: {response.status_code} {response.text}"
+        return response.json()
+
+    def wait_for_runs(self, dag_id: str, count: int, timeout: float) -> list[dict]:
+        deadline = time.time() + timeout
+        while time.time() < deadline:
+            runs = self.api(f"/dags/{dag_id}/dagRuns")["dag_runs"]
+            if len(runs) >= count and all(r["state"] in ("success", "failed") for r in runs):
+                return runs
+            time.sleep(5)
+        pytest.fail(f"{dag_id}: runs not finished after {timeout}s: {runs}")
+
+    def task_instances(self, dag_id: str, run_id: str) -> list[dict]:
+        return self.api(f"/dags/{dag_id}/dagRuns/{run_id}/taskInstances?limit=500")["task_instances"]
+
+
+@pytest.fixture(scope="module")
+def deployment(tmp_path_factory, mirror):
+    project = fresh_workspace(tmp_path_factory.mktemp("cluster-project"))
+    _tiny_defaults(project)
+    # not under pytest's private temp folder: PostgreSQL runs as its own user and must reach its data
+    root = Path(tempfile.mkdtemp(prefix="citeworth-cluster-"))
+    root.chmod(0o711)
+    cluster = native.Cluster(root)
+    try:
+        native.up(cluster, project, cpu_workers=2, gpu_workers=1)
+        yield Deployment(cluster, project)
+    finally:
+        native.down(cluster)
+        shutil.rmtree(root, ignore_errors=True)
+
+
+def _ran(tasks: list[dict]) -> list[dict]:
+    """Task instances that ran their work (not skipped)."""
+    return [task for task in tasks if task["state"] == "success" and task["hostname"]]
+
+
+def test_the_backfill_spreads_each_run_over_hosts_and_versions_to_the_remotes(deployment, tmp_path,
+                                                                               tmp_path_factory):
+    cluster = deployment.cluster
+    began = time.perf_counter()
+    deployment.airflow("backfill", "create", *BACKFILL)
+    deployment.airflow("dags", "trigger", "citeworth_dataset")  # the newest release, on the defaults
+    dataset_runs = deployment.wait_for_runs("citeworth_dataset", 9, timeout=2400)
+    models_runs = deployment.wait_for_runs("citeworth_models", 2, timeout=1200)
+    print(f"cluster: backfill of 8 runs + 1 trigger and 2 models runs in {time.perf_counter() - began:.0f} s")
+
+    # Every run green on its first try.
+    hosts_by_task: Counter = Counter()
+    for dag_id, dag_runs in (("citeworth_dataset", dataset_runs), ("citeworth_models", models_runs)):
+        for dag_run in dag_runs:
+            assert dag_run["state"] == "success", dag_run
+            tasks = deployment.task_instances(dag_id, dag_run["dag_run_id"])
+            assert max(t["try_number"] for t in tasks) == 1, dag_run["dag_run_id"]
+            ran = _ran(tasks)
+            hosts_by_task.update((task["task_id"], task["hostname"]) for task in ran)
+            if any(task["task_id"] == "version" for task in ran):  # a run that built something
+                assert len({task["hostname"] for task in ran}) > 1, (dag_run["dag_run_id"], ran)
+    print("tasks per (task, host):", dict(sorted(hosts_by_task.items())))
+    trained_on = {host for (task, host) in hosts_by_task if task == "train_model"}
+    assert trained_on == {"gpu1"}
+    assert {task for (task, host) in hosts_by_task if host == "gpu1"} == {"train_model"}
+    assert {host for (task, host) in hosts_by_task if task == "version"} == {"cpu1"}
+    assert {"cpu1", "cpu2"} <= {host for (_, host) in hosts_by_task}
+
+    # Two data versions on the git remote, the branch at the newest; their data on S3.
+    bare = cluster.bare_repo
+    tags = git(bare, "tag", "--list", "data/*").splitlines()
+    assert tags == [f"data/demo/{release}" for release in RELEASES]
+    assert yaml.safe_load(git(bare, "show", "HEAD:params.yaml"))["download"]["release"] == "demo-v2"
+    assert "tfidf_lr" in json.loads(git(bare, "show", "HEAD:metrics/models.json"))
+    s3 = {key: value for key, value in cluster.shared_env().items() if key.startswith("AWS_")}
+    clones = {}
+    for tag in tags:
+        clone = clones[tag] = tmp_path / tag.replace("/", "-")
+        run(["git", "clone", "--quiet", "--branch", tag, bare.as_uri(), str(clone)], tmp_path)
+        dvc(clone, "pull", "--quiet", "--remote", "s3", *DATASET_TARGETS, env={**os.environ, **s3})
+
+    # Each version's dataset is byte for byte what `dvc repro` of its release writes in a clean clone.
+    repro = {"data/demo/demo-v1": tmp_path / "repro-demo-v1",
+             "data/demo/demo-v2": reproduced_workspace(tmp_path_factory, tmp_path / "repro-demo-v2")[0]}
+    run(["git", "clone", "--quiet", "--branch", tags[0], str(clones[tags[0]]), str(repro[tags[0]])], tmp_path)
+    dvc(repro[tags[0]], "repro", *DATASET_TARGETS, timeout=900)
+    for tag in tags:
+        versioned = locked_hashes(clones[tag], list(DATASET_STAGES))
+        assert locked_hashes(repro[tag], list(DATASET_STAGES)) == versioned, tag
+        assert dvc(clones[tag], "status", "--json", *DATASET_TARGETS).stdout.strip() in ("{}", "")
+
+    # No worker read another host's disk: their task logs never name the scheduler host's clone or
+    # the checkout the cluster was made from, nor another worker's folder.
+    for worker in cluster.workers:
+        logs = "".join(path.read_text(errors="replace")
+                       for path in (cluster.host_dir(worker.name) / "airflow" / "logs").rglob("*.log"))
+        assert logs, f"{worker.name} wrote no task log"
+        foreign = [str(cluster.host_dir(other.name)) for other in cluster.hosts if other.name != worker.name]
+        for path in [*foreign, str(deployment.project)]:
+            assert f"{path}/" not in logs, (worker.name, path)
+
+
+def test_task_logs_are_in_s3(deployment):
+    import boto3
+
+    env = deployment.cluster.shared_env()
+    client = boto3.client("s3", endpoint_url=env["AWS_ENDPOINT_URL_S3"], region_name="us-east-1",
+                          aws_access_key_id=env["AWS_ACCESS_KEY_ID"],
+                          aws_secret_access_key=env["AWS_SECRET_ACCESS_KEY"])
+    keys = [item["Key"] for page in client.get_paginator("list_objects_v2").paginate(Bucket="citeworth-logs")
+            for item in page.get("Contents", [])]
+    assert any("task_id=train_model" in key for key in keys), keys[:20]
+
+
+
+def _wait_for_running(deployment: Deployment, run_id: str, task_id: str, timeout: float = 900) -> dict:
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        for task in deployment.task_instances("citeworth_dataset", run_id):
+            if task["task_id"] == task_id and task["state"] == "running" and task["hostname"]:
+                return task
+        time.sleep(0.5)
+    pytest.fail(f"no {task_id} of {run_id} ran within {timeout}s")
+
+
+def _s3_objects(cluster: native.Cluster, bucket: str) -> dict[str, bytes]:
+    import boto3
+
+    env = cluster.shared_env()
+    s3 = boto3.client("s3", endpoint_url=env["AWS_ENDPOINT_URL_S3"], region_name="us-east-1",
+                      aws_access_key_id=env["AWS_ACCESS_KEY_ID"],
+                      aws_secret_access_key=env["AWS_SECRET_ACCESS_KEY"])
+    keys = [item["Key"] for page in s3.get_paginator("list_objects_v2").paginate(Bucket=bucket)
+            for item in page.get("Contents", [])]
+    return {key: s3.get_object(Bucket=bucket, Key=key)["Body"].read() for key in keys}
+
+
+def test_a_worker_killed_mid_shard_and_a_restarted_scheduler_lose_nothing(deployment, tmp_path):
+    cluster = deployment.cluster
+    # new baseline rules: every baseline shard is curated again (its fingerprint changed)
+    conf = {"overrides": {"curate_baseline": {"rules": {"min_sentences": 2}}}}
+    deployment.airflow("dags", "trigger", "citeworth_dataset", "--conf", json.dumps(conf))
+    run_id = next(r["dag_run_id"] for r in deployment.api("/dags/citeworth_dataset/dagRuns")["dag_runs"]
+                  if r["conf"] == conf)
+    victim = _wait_for_running(deployment, run_id, "curate_baseline_shard")
+    killed = victim["hostname"]
+    os.killpg(cluster.pid(f"{killed}/worker"), signal.SIGKILL)  # the worker, its task and the stage child
+    native.restart(cluster, f"{native.SCHEDULER_HOST}/scheduler")
+
+    deadline = time.time() + 1200
+    while (retried := next(t for t in deployment.task_instances("citeworth_dataset", run_id)
+                           if t["task_id"] == victim["task_id"] and t["map_index"] == victim["map_index"])
+           )["state"] != "success":
+        assert time.time() < deadline and retried["state"] != "failed", retried
+        time.sleep(3)
+    assert retried["try_number"] == 2 and retried["hostname"] != killed  # redelivered to another host
+    native.restart(cluster, f"{killed}/worker")  # back, e.g. for the versioning queue on cpu1
+    [finished] = [r for r in deployment.wait_for_runs("citeworth_dataset", 10, timeout=1500)
+                  if r["dag_run_id"] == run_id]
+    assert finished["state"] == "success"
+
+    # Nothing half-written reached S3: every DVC object holds the bytes its name (their md5) says.
+    for key, body in _s3_objects(cluster, "citeworth-dvc").items():
+        if key.startswith("store/files/md5/"):
+            assert hashlib.md5(body).hexdigest() == "".join(key.split("/")[-2:]).removesuffix(".dir"), key
+    # What the run versioned (an experiment: its own branch) is what a fresh curation writes.
+    clone = tmp_path / "experiment"
+    branch = f"runs/{re.sub(r'[^A-Za-z0-9._-]+', '_', run_id)}"
+    run(["git", "clone", "--quiet", "--branch", branch, cluster.bare_repo.as_uri(), str(clone)], tmp_path)
+    s3 = {key: value for key, value in cluster.shared_env().items() if key.startswith("AWS_")}
+    dvc(clone, "pull", "--quiet", "--remote", "s3", env={**os.environ, **s3})
+    locked = locked_hashes(clone, ["curate"])
+    dvc(clone, "repro", "--force", "--single-item", "curate@baseline", timeout=900)
+    assert locked_hashes(clone, ["curate"]) == locked
