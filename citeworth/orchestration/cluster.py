@@ -92,6 +92,7 @@ class Cluster:
         self.secrets_file = self.root / "secrets.env"
         self.bare_repo = self.root / "git" / "citeworth.git"
         self.pg_data = self.root / "postgres" / "data"
+        self.started: dict[str, subprocess.Popen] = {}  # this process's children, reaped when they exit
 
     # -- state -------------------------------------------------------------------------------------
     def create(self, project: Path, cpu_workers: int, gpu_workers: int) -> None:
@@ -186,6 +187,8 @@ class Cluster:
 
     def pid(self, component: str) -> int | None:
         """The process group of ``component`` when any process of it still runs."""
+        if component in self.started:
+            self.started[component].poll()  # a dead child of ours stays a zombie (still "there") till reaped
         try:
             pid = int(self.pid_file(component).read_text())
             os.killpg(pid, 0)
@@ -207,6 +210,7 @@ class Cluster:
             process = subprocess.Popen(argv, env=env, cwd=cwd, stdout=log, stderr=subprocess.STDOUT,
                                        stdin=subprocess.DEVNULL, start_new_session=True,
                                        user=run_as, group=run_as, extra_groups=[] if run_as else None)
+        self.started[component] = process
         self.pid_file(component).write_text(str(process.pid))
 
     def stop(self, component: str) -> None:
@@ -309,12 +313,14 @@ def _start_postgres(cluster: Cluster) -> None:
                                           dbname="postgres", connect_timeout=2)
         except psycopg2.OperationalError:
             return False
-        connection.autocommit = True
-        with connection, connection.cursor() as cursor:
-            cursor.execute("SELECT 1 FROM pg_database WHERE datname = 'airflow'")
-            if cursor.fetchone() is None:
-                cursor.execute("CREATE DATABASE airflow")
-        connection.close()
+        connection.autocommit = True  # CREATE DATABASE refuses to run in a transaction
+        try:
+            with connection.cursor() as cursor:
+                cursor.execute("SELECT 1 FROM pg_database WHERE datname = 'airflow'")
+                if cursor.fetchone() is None:
+                    cursor.execute("CREATE DATABASE airflow")
+        finally:
+            connection.close()
         return True
 
     _wait("accepting connections", accepting, cluster, "postgres")
