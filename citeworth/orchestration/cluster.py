@@ -109,7 +109,7 @@ class Cluster:
         if not self.secrets_file.exists():
             from cryptography.fernet import Fernet
 
-            values = {name: secrets.token_urlsafe(32) for name in SECRET_NAMES}
+            values = {name: secrets.token_urlsafe(64) for name in SECRET_NAMES}
             values["AIRFLOW_FERNET_KEY"] = Fernet.generate_key().decode()
             descriptor = os.open(self.secrets_file, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
             with os.fdopen(descriptor, "w") as out:
