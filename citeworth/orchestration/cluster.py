@@ -34,6 +34,7 @@ the next ``up``.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import secrets
@@ -95,7 +96,7 @@ class Cluster:
         self.started: dict[str, subprocess.Popen] = {}  # this process's children, reaped when they exit
 
     # -- state -------------------------------------------------------------------------------------
-    def create(self, project: Path, cpu_workers: int, gpu_workers: int) -> None:
+    def create(self, project: Path, cpu_workers: int, gpu_workers: int, settings: dict[str, str]) -> None:
         """Write cluster.json (ports kept from an earlier ``up``) and secrets.env (once)."""
         self.root.mkdir(parents=True, exist_ok=True)
         (self.root / ".gitignore").write_text("*\n")
@@ -105,7 +106,7 @@ class Cluster:
         hosts += [[f"cpu{i}", ["cpu", "versioning"] if i == 1 else ["cpu"]] for i in range(1, cpu_workers + 1)]
         hosts += [[f"gpu{i}", ["gpu"]] for i in range(1, gpu_workers + 1)]
         self.state_file.write_text(json.dumps(
-            {"project": str(project.resolve()), "ports": ports, "hosts": hosts}, indent=2))
+            {"project": str(project.resolve()), "ports": ports, "hosts": hosts, "settings": settings}, indent=2))
         if not self.secrets_file.exists():
             from cryptography.fernet import Fernet
 
@@ -176,7 +177,8 @@ class Cluster:
                 "AIRFLOW__CORE__PLUGINS_FOLDER": str(clone / "plugins"),
                 "AIRFLOW__CORE__HOSTNAME_CALLABLE": f"{__name__}.host_name",
                 "CITEWORTH_HOST": host, "CITEWORTH_PROJECT_DIR": str(clone),
-                "CITEWORTH_WORKSPACES": str(folder / "scratch" / "runs")}
+                "CITEWORTH_WORKSPACES": str(folder / "scratch" / "runs"),
+                **self.state()["settings"]}
 
     # -- processes ---------------------------------------------------------------------------------
     def pid_file(self, component: str) -> Path:
@@ -216,12 +218,17 @@ class Cluster:
     def stop(self, component: str) -> None:
         pid = self.pid(component)
         if pid is not None:
-            # PostgreSQL: SIGINT is its fast shutdown (SIGTERM waits for every client to leave).
-            os.killpg(pid, signal.SIGINT if component == "postgres" else signal.SIGTERM)
+            # The leader only: it stops its own children (a Celery worker's task subprocesses would
+            # die mid-write on a signal of their own). PostgreSQL: SIGINT is its fast shutdown
+            # (SIGTERM waits for every client to leave).
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGINT if component == "postgres" else signal.SIGTERM)
             deadline = time.monotonic() + STOP_TIMEOUT_S
             while self.pid(component) is not None and time.monotonic() < deadline:
                 time.sleep(0.2)
             if self.pid(component) is not None:
+                print(f"{component} still runs {STOP_TIMEOUT_S} s after it was asked to stop: killing it",
+                      file=sys.stderr)
                 os.killpg(pid, signal.SIGKILL)
             while self.pid(component) is not None:
                 time.sleep(0.1)
@@ -433,12 +440,13 @@ def worker_queues(cluster: Cluster) -> dict[str, list[str]]:
             for name, queues in json.loads(lines[-1]).items()}
 
 
-def up(cluster: Cluster, project: Path, cpu_workers: int, gpu_workers: int) -> None:
+def up(cluster: Cluster, project: Path, cpu_workers: int, gpu_workers: int,
+       settings: dict[str, str] | None = None) -> None:
     running = [name for name, pid in cluster.status().items() if pid] if cluster.state_file.exists() else []
     if running:
         raise ClusterError(f"already running in {cluster.root}: {', '.join(running)} "
                            "(`citeworth cluster down` first)")
-    cluster.create(project, cpu_workers, gpu_workers)
+    cluster.create(project, cpu_workers, gpu_workers, settings or {})
     try:
         _start_postgres(cluster)
         _start_redis(cluster)
@@ -546,6 +554,9 @@ def main(argv: list[str] | None = None) -> int:
                                  help="the checkout whose commits the git remote gets (default: %(default)s)")
             command.add_argument("--cpu-workers", type=int, default=2, help="hosts on queue cpu (default 2)")
             command.add_argument("--gpu-workers", type=int, default=1, help="hosts on queue gpu (default 1)")
+            command.add_argument("--set", dest="settings", action="append", default=[], metavar="NAME=VALUE",
+                                 help="an environment variable for every host, over docker/cluster.env "
+                                 "(repeatable; e.g. AIRFLOW__SCHEDULER__USE_JOB_SCHEDULE=False)")
     worker = sub.add_parser("worker", help="check this host's jwt_secret against the API server, then run "
                             "`airflow celery worker ARGS` (how the cluster and docker/compose.yaml start workers)")
     worker.add_argument("celery_args", nargs=argparse.REMAINDER, help="arguments of `airflow celery worker`")
@@ -558,7 +569,10 @@ def main(argv: list[str] | None = None) -> int:
         if args.command == "up":
             if args.cpu_workers < 1 or args.gpu_workers < 0:
                 parser.error("--cpu-workers must be at least 1 (versioning runs on cpu1), --gpu-workers at least 0")
-            up(cluster, args.project, args.cpu_workers, args.gpu_workers)
+            if bad := [item for item in args.settings if "=" not in item]:
+                parser.error(f"--set wants NAME=VALUE, not {bad[0]!r}")
+            up(cluster, args.project, args.cpu_workers, args.gpu_workers,
+               dict(item.split("=", 1) for item in args.settings))
             _print_status(cluster)
         elif args.command == "down":
             down(cluster)

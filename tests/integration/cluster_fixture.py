@@ -112,6 +112,18 @@ class RunningCluster:
                             aws_access_key_id=keys["CITEWORTH_S3_ACCESS_KEY"],
                             aws_secret_access_key=keys["CITEWORTH_S3_SECRET_KEY"])
 
+    def wait_for_log(self, key: str, timeout_s: float = 60) -> str:
+        """The task log at ``key`` in the logs bucket (a worker uploads it once the task has ended)."""
+        s3 = self.s3()
+        deadline = time.monotonic() + timeout_s
+        while True:
+            try:
+                return s3.get_object(Bucket="citeworth-logs", Key=key)["Body"].read().decode()
+            except s3.exceptions.NoSuchKey:
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(1)
+
     def stop(self) -> None:
         done = cluster_command("down", "--dir", str(self.root))
         assert done.returncode == 0, done.stderr
@@ -126,11 +138,14 @@ def cluster_dir(prefix: str = "citeworth-cluster-") -> Path:
 
 
 @contextlib.contextmanager
-def native_cluster(project: Path, root: Path, cpu_workers: int = 2, gpu_workers: int = 1) -> Iterator[RunningCluster]:
-    """A cluster in ``root`` whose git remote holds ``project``'s commits; stopped on the way out."""
+def native_cluster(project: Path, root: Path, cpu_workers: int = 2, gpu_workers: int = 1,
+                   settings: dict[str, str] | None = None) -> Iterator[RunningCluster]:
+    """A cluster in ``root`` whose git remote holds ``project``'s commits, ``settings`` in every host's
+    environment; stopped on the way out."""
     require_cluster_programs()
-    done = cluster_command("up", "--dir", str(root), "--project", str(project),
-                           "--cpu-workers", str(cpu_workers), "--gpu-workers", str(gpu_workers))
+    done = cluster_command("up", "--dir", str(root), "--project", str(project), "--cpu-workers",
+                           str(cpu_workers), "--gpu-workers", str(gpu_workers),
+                           *(f"--set={name}={value}" for name, value in (settings or {}).items()))
     running = RunningCluster(Cluster(root))
     try:
         assert done.returncode == 0, f"citeworth cluster up failed:\n{done.stderr[-5000:]}"
