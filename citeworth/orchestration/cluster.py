@@ -103,10 +103,11 @@ class Cluster:
         ports = self.state()["ports"] if self.state_file.exists() else {
             name: _free_port() for name in ("postgres", "redis", "s3", "api")}
         hosts = [[SCHEDULER_HOST, []]]
-        hosts += [[f"cpu{i}", ["cpu", "versioning"] if i == 1 else ["cpu"]] for i in range(1, cpu_workers + 1)]
+        hosts += [[f"cpu{i}", ["cpu", "versioning"] if i == 1 else ["cpu"]]
+                  for i in range(1, cpu_workers + 1)]
         hosts += [[f"gpu{i}", ["gpu"]] for i in range(1, gpu_workers + 1)]
-        self.state_file.write_text(json.dumps(
-            {"project": str(project.resolve()), "ports": ports, "hosts": hosts, "settings": settings}, indent=2))
+        state = {"project": str(project.resolve()), "ports": ports, "hosts": hosts, "settings": settings}
+        self.state_file.write_text(json.dumps(state, indent=2))
         if not self.secrets_file.exists():
             from cryptography.fernet import Fernet
 
@@ -165,7 +166,8 @@ class Cluster:
         AWS setting of its own (CITEWORTH_MIRROR passes), plus the shared settings and the host's folders."""
         folder, clone = self.host_dir(host), self.clone(host)
         inherited = {key: value for key, value in os.environ.items()
-                     if not key.startswith(("AIRFLOW", "CITEWORTH_", "AWS_")) and key not in ("PYTHONPATH", "HOME")}
+                     if not key.startswith(("AIRFLOW", "CITEWORTH_", "AWS_"))
+                     and key not in ("PYTHONPATH", "HOME")}
         if "CITEWORTH_MIRROR" in os.environ:
             inherited["CITEWORTH_MIRROR"] = os.environ["CITEWORTH_MIRROR"]
         venv_bin = str(Path(sys.executable).parent)
@@ -268,7 +270,8 @@ def _program(name: str, package: str) -> str:
 def _run(argv: list[str], what: str, **kwargs) -> subprocess.CompletedProcess:
     done = subprocess.run(argv, capture_output=True, text=True, **kwargs)
     if done.returncode != 0:
-        raise ClusterError(f"{what} failed (exit {done.returncode}): {(done.stderr or done.stdout).strip()[-3000:]}")
+        output = (done.stderr or done.stdout).strip()[-3000:]
+        raise ClusterError(f"{what} failed (exit {done.returncode}): {output}")
     return done
 
 
@@ -357,8 +360,8 @@ def _start_redis(cluster: Cluster) -> None:
 def _start_s3(cluster: Cluster) -> None:
     folder = cluster.root / "s3"
     folder.mkdir(exist_ok=True)
-    cluster.start("s3", [_program("moto_server", "moto[server]"), "-H", "127.0.0.1", "-p", str(cluster.ports["s3"])],
-                  {**os.environ, "HOME": str(folder)}, folder)
+    cluster.start("s3", [_program("moto_server", "moto[server]"), "-H", "127.0.0.1",
+                         "-p", str(cluster.ports["s3"])], {**os.environ, "HOME": str(folder)}, folder)
 
     import boto3
     import botocore.exceptions
@@ -387,8 +390,8 @@ def _make_hosts(cluster: Cluster, project: Path) -> None:
     if not cluster.bare_repo.exists():
         _run(["git", "clone", "--bare", "--quiet", str(project), str(cluster.bare_repo)], "git clone --bare")
     else:
-        _run(["git", "-C", str(cluster.bare_repo), "fetch", "--quiet", str(project), "+refs/heads/*:refs/heads/*",
-              "+refs/tags/*:refs/tags/*"], "git fetch into the bare remote")
+        _run(["git", "-C", str(cluster.bare_repo), "fetch", "--quiet", str(project),
+              "+refs/heads/*:refs/heads/*", "+refs/tags/*:refs/tags/*"], "git fetch into the bare remote")
     for host in cluster.hosts:
         folder = cluster.host_dir(host.name)
         for sub in ("airflow", "home", "scratch/runs"):
@@ -496,9 +499,10 @@ def check_jwt_secret(execution_api_url: str, timeout_s: float = 120) -> None:
     from airflow.api_fastapi.auth.tokens import JWTGenerator, get_signing_args
     from airflow.configuration import conf
 
-    token = JWTGenerator(valid_for=60, audience=conf.get_mandatory_list_value("execution_api", "jwt_audience")[0],
-                         issuer=conf.get("api_auth", "jwt_issuer", fallback=None),
-                         **get_signing_args(make_secret_key_if_needed=False)).generate({"sub": str(uuid.uuid4())})
+    generator = JWTGenerator(valid_for=60, issuer=conf.get("api_auth", "jwt_issuer", fallback=None),
+                             audience=conf.get_mandatory_list_value("execution_api", "jwt_audience")[0],
+                             **get_signing_args(make_secret_key_if_needed=False))
+    token = generator.generate({"sub": str(uuid.uuid4())})
     url = f"{execution_api_url.rstrip('/')}/variables/citeworth-jwt-secret-check"
     deadline = time.monotonic() + timeout_s
     while True:
@@ -512,9 +516,10 @@ def check_jwt_secret(execution_api_url: str, timeout_s: float = 120) -> None:
     if answer.status_code in (401, 403):
         raise ClusterError(f"{JWT_REFUSAL}: the execution API {execution_api_url} refused a token signed "
                            f"with it ({answer.status_code} {answer.text.strip()[:200]}); set "
-                           "AIRFLOW__API_AUTH__JWT_SECRET to the value every host shares (docker/cluster.env)")
+                           "AIRFLOW__API_AUTH__JWT_SECRET to the value all hosts share (docker/cluster.env)")
     if answer.status_code not in (200, 404):
-        raise ClusterError(f"the execution API {execution_api_url} answered {answer.status_code}: {answer.text[:300]}")
+        raise ClusterError(f"the execution API {execution_api_url} answered {answer.status_code}: "
+                           f"{answer.text[:300]}")
 
 
 def run_worker(celery_args: list[str]) -> int:
@@ -558,7 +563,8 @@ def main(argv: list[str] | None = None) -> int:
                                  help="an environment variable for every host, over docker/cluster.env "
                                  "(repeatable; e.g. AIRFLOW__SCHEDULER__USE_JOB_SCHEDULE=False)")
     worker = sub.add_parser("worker", help="check this host's jwt_secret against the API server, then run "
-                            "`airflow celery worker ARGS` (how the cluster and docker/compose.yaml start workers)")
+                            "`airflow celery worker ARGS` (how the cluster and docker/compose.yaml start "
+                            "workers)")
     worker.add_argument("celery_args", nargs=argparse.REMAINDER, help="arguments of `airflow celery worker`")
     argv = sys.argv[1:] if argv is None else argv
     if argv[:1] == ["worker"] and not {"-h", "--help"} & set(argv[1:2]):
@@ -568,7 +574,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if args.command == "up":
             if args.cpu_workers < 1 or args.gpu_workers < 0:
-                parser.error("--cpu-workers must be at least 1 (versioning runs on cpu1), --gpu-workers at least 0")
+                parser.error("--cpu-workers must be at least 1 (versioning runs on cpu1), "
+                             "--gpu-workers at least 0")
             if bad := [item for item in args.settings if "=" not in item]:
                 parser.error(f"--set wants NAME=VALUE, not {bad[0]!r}")
             up(cluster, args.project, args.cpu_workers, args.gpu_workers,

@@ -88,7 +88,7 @@ class RunningCluster:
         finally:
             connection.close()
 
-    def task_instances(self, dag_id: str, run_id: str | None = None) -> list[tuple[str, int, str, str, str]]:
+    def task_instances(self, dag_id: str, run_id: str | None = None) -> list[tuple]:
         """(task_id, map_index, state, hostname, queue) of the DAG's task instances (of one run)."""
         return self.query("SELECT task_id, map_index, state, hostname, queue FROM task_instance "
                           "WHERE dag_id = %s AND (%s IS NULL OR run_id = %s) ORDER BY task_id, map_index",
@@ -102,7 +102,8 @@ class RunningCluster:
             if rows and rows[0][0] in ("success", "failed"):
                 return rows[0][0]
             time.sleep(2)
-        pytest.fail(f"run {run_id} of {dag_id} not finished after {timeout_s} s: {self.task_instances(dag_id)}")
+        pytest.fail(f"run {run_id} of {dag_id} not finished after {timeout_s} s: "
+                    f"{self.task_instances(dag_id, run_id)}")
 
     def s3(self):
         import boto3

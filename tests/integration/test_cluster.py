@@ -74,8 +74,8 @@ def test_tasks_run_on_their_queues_hosts_in_their_own_folders_and_log_to_s3(clus
     assert ran_on["on_gpu"] == "gpu1" and ran_on["on_versioning"] == "cpu1"
     assert ran_on["on_cpu"] in {"cpu1", "cpu2"}
 
-    logs = {task: cluster.wait_for_log(f"airflow/dag_id=cluster_probe/run_id={run_id}/task_id={task}/attempt=1.log")
-            for task in ran_on}
+    prefix = f"airflow/dag_id=cluster_probe/run_id={run_id}"
+    logs = {task: cluster.wait_for_log(f"{prefix}/task_id={task}/attempt=1.log") for task in ran_on}
     others = {host: str(cluster.host_dir(host)) for host in HOSTS}
     for task, log in logs.items():
         host = ran_on[task]
