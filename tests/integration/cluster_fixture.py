@@ -31,8 +31,8 @@ UP_TIMEOUT_S = 420
 
 def require_cluster_programs() -> None:
     installed("redis-server", package="redis-server", needed_for="the native Airflow cluster's broker")
-    installed("initdb", "/usr/lib/postgresql/15/bin/initdb", package="postgresql",
-              needed_for="the native Airflow cluster's metadata DB")
+    installed("initdb", *map(str, sorted(Path("/usr/lib/postgresql").glob("*/bin/initdb"))),
+              package="postgresql", needed_for="the native Airflow cluster's metadata DB")
 
 
 def cluster_command(*args: str, timeout: float = UP_TIMEOUT_S) -> subprocess.CompletedProcess:
