@@ -111,7 +111,7 @@ def test_share_nothing_form_no_checkout_mounted_one_shared_env_file_workers_thro
         shell, flag, script, queue_arg = services[name]["command"]
         assert (shell, flag, queue_arg) == ("bash", "-c", queues)
         assert 'git clone --quiet "$$CITEWORTH_GIT_REMOTE"' in script
-        assert script.endswith('exec citeworth cluster worker --concurrency 1 --skip-serve-logs --queues "$$0"')
+        assert script.endswith('citeworth cluster worker --concurrency 1 --skip-serve-logs --queues "$$0"')
     example_lines = (COMPOSE.parent / ".env.example").read_text().splitlines()
     example = dict(line.split("=", 1) for line in example_lines if line and not line.startswith("#"))
     assert set(SECRETS) <= set(example)
