@@ -38,6 +38,7 @@ import contextlib
 import json
 import os
 import secrets
+import shlex
 import shutil
 import signal
 import socket
@@ -562,6 +563,11 @@ def main(argv: list[str] | None = None) -> int:
             command.add_argument("--set", dest="settings", action="append", default=[], metavar="NAME=VALUE",
                                  help="an environment variable for every host, over docker/cluster.env "
                                  "(repeatable; e.g. AIRFLOW__SCHEDULER__USE_JOB_SCHEDULE=False)")
+    env = sub.add_parser("env", help="print a host's environment as shell `export` lines (eval it to run "
+                         "the airflow CLI as that host); without --dir: docker/cluster.env interpolated with "
+                         "this shell's environment (a real machine's settings)")
+    env.add_argument("--dir", type=Path, help="the native cluster's folder")
+    env.add_argument("--host", default=SCHEDULER_HOST, help="which host (default: %(default)s)")
     worker = sub.add_parser("worker", help="check this host's jwt_secret against the API server, then run "
                             "`airflow celery worker ARGS` (how the cluster and docker/compose.yaml start "
                             "workers)")
@@ -570,7 +576,7 @@ def main(argv: list[str] | None = None) -> int:
     if argv[:1] == ["worker"] and not {"-h", "--help"} & set(argv[1:2]):
         return run_worker(argv[1:])  # argparse would take the worker's own options for its own
     args = parser.parse_args(argv)
-    cluster = Cluster(args.dir)
+    cluster = Cluster(args.dir or Path.cwd())
     try:
         if args.command == "up":
             if args.cpu_workers < 1 or args.gpu_workers < 0:
@@ -583,6 +589,13 @@ def main(argv: list[str] | None = None) -> int:
             _print_status(cluster)
         elif args.command == "down":
             down(cluster)
+        elif args.command == "env":
+            if args.dir and args.host not in (names := [host.name for host in cluster.hosts]):
+                raise ClusterError(f"no host {args.host!r} in {cluster.root} (hosts: {', '.join(names)})")
+            settings = (cluster.host_env(args.host) if args.dir
+                        else read_env_file(SHARED_ENV_FILE, os.environ))
+            for name, value in settings.items():
+                print(f"export {name}={shlex.quote(value)}")
         else:
             return 0 if _print_status(cluster) else 1
     except (ClusterError, EnvFileError) as exc:
