@@ -508,9 +508,9 @@ def check_jwt_secret(execution_api_url: str, timeout_s: float = 120) -> None:
     deadline = time.monotonic() + timeout_s
     while True:
         try:
-            answer = requests.get(url, headers={"Authorization": f"Bearer {token}"}, timeout=10)
+            answer = requests.get(url, headers={"Authorization": f"Bearer {token}"}, timeout=30)
             break
-        except requests.ConnectionError as exc:
+        except (requests.ConnectionError, requests.Timeout) as exc:  # not up yet, or busy
             if time.monotonic() > deadline:
                 raise ClusterError(f"the execution API {execution_api_url} does not answer: {exc}") from None
             time.sleep(2)
