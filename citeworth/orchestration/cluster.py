@@ -218,24 +218,28 @@ class Cluster:
         self.started[component] = process
         self.pid_file(component).write_text(str(process.pid))
 
-    def stop(self, component: str) -> None:
-        pid = self.pid(component)
-        if pid is not None:
+    def stop(self, *components: str) -> None:
+        """Ask each of ``components`` to stop, all at once; kill what still runs after the timeout."""
+        asked = {component: pid for component in components if (pid := self.pid(component)) is not None}
+        for component, pid in asked.items():
             # The leader only: it stops its own children (a Celery worker's task subprocesses would
             # die mid-write on a signal of their own). PostgreSQL: SIGINT is its fast shutdown
             # (SIGTERM waits for every client to leave).
             with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGINT if component == "postgres" else signal.SIGTERM)
-            deadline = time.monotonic() + STOP_TIMEOUT_S
-            while self.pid(component) is not None and time.monotonic() < deadline:
-                time.sleep(0.2)
-            if self.pid(component) is not None:
-                print(f"{component} still runs {STOP_TIMEOUT_S} s after it was asked to stop: killing it",
-                      file=sys.stderr)
-                os.killpg(pid, signal.SIGKILL)
-            while self.pid(component) is not None:
-                time.sleep(0.1)
-        self.pid_file(component).unlink(missing_ok=True)
+        deadline = time.monotonic() + STOP_TIMEOUT_S
+        while ((left := [name for name in asked if self.pid(name) is not None])
+               and time.monotonic() < deadline):
+            time.sleep(0.2)
+        for component in left:
+            print(f"{component} still runs {STOP_TIMEOUT_S} s after it was asked to stop: killing it",
+                  file=sys.stderr)
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(asked[component], signal.SIGKILL)
+        while any(self.pid(name) is not None for name in left):
+            time.sleep(0.1)
+        for component in components:
+            self.pid_file(component).unlink(missing_ok=True)
 
     def failure(self, component: str, what: str) -> ClusterError:
         log = self.log_file(component)
@@ -484,9 +488,10 @@ def up(cluster: Cluster, project: Path, cpu_workers: int, gpu_workers: int,
 
 
 def down(cluster: Cluster) -> None:
+    """Airflow's processes first (together), then the services they use."""
     if cluster.state_file.exists():
-        for component in reversed(cluster.components()):
-            cluster.stop(component)
+        cluster.stop(*(component for component in cluster.components() if component not in SERVICES))
+        cluster.stop(*SERVICES)
 
 
 # -- the worker's preflight --------------------------------------------------------------------------
