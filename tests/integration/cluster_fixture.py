@@ -49,6 +49,11 @@ class RunningCluster:
         return self.cluster.root
 
     @property
+    def project(self) -> Path:
+        """The checkout whose commits the cluster's git remote got."""
+        return Path(self.cluster.state()["project"])
+
+    @property
     def ports(self) -> dict[str, int]:
         return self.cluster.ports
 

@@ -7,9 +7,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import signal
 import subprocess
-import time
 from pathlib import Path
 
 import pytest
@@ -37,7 +35,6 @@ def cluster(tmp_path_factory):
         # Only the probe's runs: no scheduled run of the citeworth DAGs (setup unpauses them).
         with native_cluster(project, root / "cluster",
                             settings={"AIRFLOW__SCHEDULER__USE_JOB_SCHEDULE": "False"}) as running:
-            running.project = project
             yield running
     finally:
         shutil.rmtree(root, ignore_errors=True)
@@ -94,26 +91,16 @@ def test_tasks_run_on_their_queues_hosts_in_their_own_folders_and_log_to_s3(clus
         assert str(cluster.project) not in log
 
 
-def test_a_worker_with_another_jwt_secret_is_refused_and_one_with_the_shared_secret_starts(cluster):
-    extra = Host("extra", ("probe-only",))  # a queue no task uses: this worker takes no work
-    env = cluster.env("cpu2")
-    refused = subprocess.run(worker_command(extra), env={**env, "AIRFLOW__API_AUTH__JWT_SECRET": "x" * 64},
-                             cwd=cluster.host_dir("cpu2"), capture_output=True, text=True, timeout=120)
+def test_a_worker_with_another_jwt_secret_is_refused(cluster):
+    """The cluster's own workers passed the same check with the shared secret (they started through
+    `citeworth cluster worker`), so the check is not a refusal of everyone."""
+    extra = Host("extra", ("probe-only",))  # a queue no task uses: were it to start, it would take no work
+    refused = subprocess.run(worker_command(extra),
+                             env={**cluster.env("cpu2"), "AIRFLOW__API_AUTH__JWT_SECRET": "x" * 64},
+                             cwd=cluster.host_dir("cpu2"), capture_output=True, text=True, timeout=180)
     assert refused.returncode == 3
     assert JWT_REFUSAL in refused.stderr and "403" in refused.stderr
     assert "extra" not in worker_queues(cluster.cluster)
-
-    started = subprocess.Popen(worker_command(extra), env=env, cwd=cluster.host_dir("cpu2"),
-                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
-    try:
-        deadline = time.monotonic() + 120
-        while worker_queues(cluster.cluster).get("extra") != ["probe-only"]:
-            assert started.poll() is None, "the worker with the shared secret exited"
-            assert time.monotonic() < deadline, "the worker with the shared secret never answered"
-            time.sleep(2)
-    finally:
-        os.killpg(started.pid, signal.SIGTERM)
-        started.wait(timeout=60)
 
 
 def _processes_under(root: Path) -> list[str]:
