@@ -21,12 +21,14 @@ $(VENV)/.installed: requirements.lock pyproject.toml
 	$(BIN)/pip install --no-deps -e .
 	touch $@
 
-# Programs some tests need besides Python packages (the results page's browser test: Chromium).
-# Installed where we may (root with apt-get: CI, a fresh Debian machine); elsewhere those tests
-# skip and say how to install them.
-SYSTEM_PROGRAMS := chromium
+# Programs some tests need besides Python packages, as COMMAND:DEBIAN-PACKAGE (the results page's
+# browser test: Chromium; the native Airflow cluster: Redis and PostgreSQL, whose initdb Debian keeps
+# in /usr/lib/postgresql/VERSION/bin, searched too). Installed where we may (root with apt-get: CI,
+# a fresh Debian machine); elsewhere those tests skip and say how to install them.
+SYSTEM_PROGRAMS := chromium:chromium redis-server:redis-server initdb:postgresql
 system-programs:
-	@missing=$$(for p in $(SYSTEM_PROGRAMS); do command -v $$p >/dev/null || echo $$p; done); \
+	@PATH="$$PATH$$(printf ':%s' /usr/lib/postgresql/*/bin)"; \
+	missing=$$(for p in $(SYSTEM_PROGRAMS); do command -v $${p%%:*} >/dev/null || echo $${p#*:}; done); \
 	if [ -n "$$missing" ] && [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
 		echo "installing $$missing (apt-get)"; \
 		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$missing; \

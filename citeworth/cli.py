@@ -21,6 +21,8 @@ TOOLS: dict[str, tuple[str, str]] = {
     "table3": ("citeworth.curate.annotation:main", "export / score the blind Table 3 annotation sheet"),
     "airflow": ("citeworth.orchestration.airflow_setup:main",
                 "`citeworth airflow setup`: prepare an Airflow installation for the DAGs (pool, unpause)"),
+    "cluster": ("citeworth.orchestration.cluster:main",
+                "`citeworth cluster up|down|status --dir DIR`: a native multi-host Airflow cluster"),
     "promote": ("citeworth.orchestration.experiments:main",
                 "make an orchestrated run's experiment (branch runs/<run id>) the defaults"),
     "check": ("citeworth.check.command:main",

@@ -15,7 +15,10 @@ import yaml
 ROOT = Path(__file__).resolve().parents[2]
 COMPOSE = ROOT / "docker" / "compose.yaml"
 SECRETS = {"POSTGRES_PASSWORD": "pw", "AIRFLOW_JWT_SECRET": "jwt", "CITEWORTH_S3_ACCESS_KEY": "key",
-           "CITEWORTH_S3_SECRET_KEY": "secret"}
+           "CITEWORTH_S3_SECRET_KEY": "secret", "REDIS_PASSWORD": "rpw", "AIRFLOW_API_SECRET_KEY": "api",
+           "AIRFLOW_FERNET_KEY": "fernet", "CITEWORTH_GIT_REMOTE": "https://git.example.org/citeworth.git"}
+AIRFLOW_SERVICES = ("airflow-init", "airflow-apiserver", "airflow-scheduler", "airflow-dag-processor",
+                    "airflow-triggerer", "airflow-worker", "airflow-worker-gpu")
 
 
 def _compose_command() -> list[str] | None:
@@ -56,12 +59,12 @@ def test_compose_config_is_valid_with_celery_postgres_redis_gpu_queue_and_s3(tmp
             "airflow-triggerer", "airflow-worker", "airflow-worker-gpu"} <= set(services)
     env = services["airflow-worker"]["environment"]
     assert env["AIRFLOW__CORE__EXECUTOR"] == "CeleryExecutor"
-    assert env["AIRFLOW__DATABASE__SQL_ALCHEMY_CONN"].startswith("postgresql+psycopg2://airflow:pw@postgres/")
-    assert env["AIRFLOW__CELERY__BROKER_URL"].startswith("redis://redis:")
+    assert env["AIRFLOW__DATABASE__SQL_ALCHEMY_CONN"] == "postgresql+psycopg2://airflow:pw@postgres:5432/airflow"
+    assert env["AIRFLOW__CELERY__BROKER_URL"] == "redis://:rpw@redis:6379/0"
     assert env["AWS_ENDPOINT_URL_S3"] == "http://minio:9000" and env["CITEWORTH_DVC_REMOTE"] == "s3"
+    assert env["CITEWORTH_GIT_REMOTE"] == SECRETS["CITEWORTH_GIT_REMOTE"]
     gpu = services["airflow-worker-gpu"]
-    command = gpu["command"]
-    assert "--queues gpu" in (" ".join(command) if isinstance(command, list) else command)
+    assert gpu["command"][-1] == "gpu" and "citeworth cluster worker" in gpu["command"][-2]
     devices = gpu["deploy"]["resources"]["reservations"]["devices"]
     assert devices[0]["capabilities"] == ["gpu"]
 
@@ -92,3 +95,23 @@ def test_grobid_profile_pins_its_image_binds_loopback_and_checks_isalive(mirror)
         command = ["bash", "-c", check[-1].replace("/8070", f"/{server.url.rsplit(':', 1)[1]}")]
         assert subprocess.run(command, timeout=30).returncode == 0
     assert subprocess.run(command, capture_output=True, timeout=30).returncode != 0  # nothing listens now
+
+
+def test_share_nothing_form_no_checkout_mounted_one_shared_env_file_workers_through_the_jwt_check():
+    """Read without a compose client: what makes the compose file the native cluster's topology."""
+    compose = yaml.safe_load(COMPOSE.read_text())
+    services = compose["services"]
+    for name in AIRFLOW_SERVICES:
+        service = services[name]
+        assert service["env_file"] == "cluster.env", name
+        mounted = [volume.split(":")[0] for volume in service.get("volumes", [])]
+        assert not {"..", "."} & set(mounted), name
+    assert (COMPOSE.parent / "cluster.env").is_file()
+    for name, queues in (("airflow-worker", "cpu,versioning"), ("airflow-worker-gpu", "gpu")):
+        shell, flag, script, queue_arg = services[name]["command"]
+        assert (shell, flag, queue_arg) == ("bash", "-c", queues)
+        assert 'git clone --quiet "$$CITEWORTH_GIT_REMOTE"' in script
+        assert script.endswith('citeworth cluster worker --concurrency 1 --skip-serve-logs --queues "$$0"')
+    example_lines = (COMPOSE.parent / ".env.example").read_text().splitlines()
+    example = dict(line.split("=", 1) for line in example_lines if line and not line.startswith("#"))
+    assert set(SECRETS) <= set(example)
