@@ -407,15 +407,29 @@ def _make_hosts(cluster: Cluster, project: Path) -> None:
 
 
 def _start_scheduler_host(cluster: Cluster) -> None:
-    env, cwd = cluster.host_env(SCHEDULER_HOST), cluster.host_dir(SCHEDULER_HOST)
     _run([sys.executable, "-m", "citeworth.cli", "airflow", "setup"], f"`citeworth airflow setup` on host "
-         f"{SCHEDULER_HOST}", env=env, cwd=cwd)
-    airflow = [sys.executable, "-m", "airflow"]
-    commands = {"api-server": ["api-server", "--host", "127.0.0.1", "--port", str(cluster.ports["api"])],
-                "scheduler": ["scheduler"], "dag-processor": ["dag-processor"],
-                "triggerer": ["triggerer", "--skip-serve-logs"]}
+         f"{SCHEDULER_HOST}", env=cluster.host_env(SCHEDULER_HOST), cwd=cluster.host_dir(SCHEDULER_HOST))
     for name in SCHEDULER_COMPONENTS:
-        cluster.start(f"{SCHEDULER_HOST}/{name}", [*airflow, *commands[name]], env, cwd)
+        start_component(cluster, f"{SCHEDULER_HOST}/{name}")
+
+
+def start_component(cluster: Cluster, component: str) -> None:
+    """Start ``component`` (``scheduler/<name>`` or ``<worker host>/worker``) on its host."""
+    host, _, name = component.partition("/")
+    if name == "worker":
+        argv = worker_command(next(worker for worker in cluster.workers if worker.name == host))
+    else:
+        commands = {"api-server": ["api-server", "--host", "127.0.0.1", "--port", str(cluster.ports["api"])],
+                    "scheduler": ["scheduler"], "dag-processor": ["dag-processor"],
+                    "triggerer": ["triggerer", "--skip-serve-logs"]}
+        argv = [sys.executable, "-m", "airflow", *commands[name]]
+    cluster.start(component, argv, cluster.host_env(host), cluster.host_dir(host))
+
+
+def restart(cluster: Cluster, component: str) -> None:
+    """Stop ``component`` if it runs (a worker killed with kill -9 does not), then start it again."""
+    cluster.stop(component)
+    start_component(cluster, component)
 
 
 def _health(cluster: Cluster) -> dict[str, str]:
@@ -471,8 +485,7 @@ def up(cluster: Cluster, project: Path, cpu_workers: int, gpu_workers: int,
 
         _wait("reporting every component healthy", healthy, cluster, f"{SCHEDULER_HOST}/api-server")
         for host in cluster.workers:
-            cluster.start(f"{host.name}/worker", worker_command(host), cluster.host_env(host.name),
-                          cluster.host_dir(host.name))
+            start_component(cluster, f"{host.name}/worker")
         expected = {host.name: sorted(host.queues) for host in cluster.workers}
 
         def workers_answer() -> bool:
