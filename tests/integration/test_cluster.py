@@ -82,7 +82,7 @@ def test_tasks_run_on_their_queues_hosts_in_their_own_folders_and_log_to_s3(clus
         for name in ("HOME", "AIRFLOW_HOME", "CITEWORTH_PROJECT_DIR", "CITEWORTH_WORKSPACES", "cwd",
                      "citeworth", "dag_file"):
             assert Path(seen[name]).is_relative_to(own), (task, name, seen[name])
-        assert seen["CITEWORTH_WORKSPACE_FORM"] == "remote" and seen["CITEWORTH_TRAIN_QUEUE"] == "gpu"
+        assert seen["CITEWORTH_TRAIN_QUEUE"] == "gpu"
         assert seen["CITEWORTH_GIT_REMOTE"] == cluster.cluster.bare_repo.as_uri()
         assert seen["AWS_ENDPOINT_URL_S3"] == cluster.s3_endpoint
         # No path of another host, nor the project checkout the remote was made from, in its log.

@@ -82,7 +82,7 @@ def test_cluster_env_defaults_to_the_compose_services_and_takes_secrets_by_refer
     assert int(env["AIRFLOW__CELERY_BROKER_TRANSPORT_OPTIONS__VISIBILITY_TIMEOUT"]) > 6 * 3600
     assert int(env["AIRFLOW__SCHEDULER__TASK_QUEUED_TIMEOUT"]) >= 24 * 3600
     assert env["AIRFLOW__CELERY__WORKER_PREFETCH_MULTIPLIER"] == "1"
-    assert (env["CITEWORTH_WORKSPACE_FORM"], env["CITEWORTH_TRAIN_QUEUE"]) == ("remote", "gpu")
+    assert env["CITEWORTH_TRAIN_QUEUE"] == "gpu" and env["CITEWORTH_GIT_REMOTE"]  # the remote form
     text = (ROOT / "docker" / "cluster.env").read_text()
     assert not any(value in text for value in SECRETS.values())
 

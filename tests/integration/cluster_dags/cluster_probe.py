@@ -9,7 +9,7 @@ from datetime import datetime
 from airflow.sdk import DAG, task
 
 PROBED = ("CITEWORTH_HOST", "HOME", "AIRFLOW_HOME", "CITEWORTH_PROJECT_DIR", "CITEWORTH_WORKSPACES",
-          "CITEWORTH_WORKSPACE_FORM", "CITEWORTH_GIT_REMOTE", "AWS_ENDPOINT_URL_S3", "CITEWORTH_TRAIN_QUEUE")
+          "CITEWORTH_GIT_REMOTE", "AWS_ENDPOINT_URL_S3", "CITEWORTH_TRAIN_QUEUE")
 
 with DAG("cluster_probe", schedule=None, start_date=datetime(2024, 1, 1), catchup=False,
          is_paused_upon_creation=False):
