@@ -32,8 +32,6 @@ from collections import Counter
 from datetime import datetime
 from pathlib import Path
 
-import requests
-
 from citeworth.orchestration import cluster as native
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -75,12 +73,7 @@ def prepare_project(work: Path, shards: int, papers_per_shard: int) -> tuple[Pat
 class Api:
     def __init__(self, cluster: native.Cluster):
         self.base = f"{cluster.api_url}/api/v2"
-        home = cluster.host_dir(native.SCHEDULER_HOST) / "airflow"
-        password = json.loads((home / "simple_auth_manager_passwords.json.generated").read_text())["admin"]
-        login = {"username": "admin", "password": password}
-        token = requests.post(f"{cluster.api_url}/auth/token", json=login, timeout=10).json()["access_token"]
-        self.session = requests.Session()
-        self.session.headers["Authorization"] = f"Bearer {token}"
+        self.session = cluster.api_session()
 
     def __call__(self, method: str, path: str, **kwargs) -> dict:
         response = self.session.request(method, f"{self.base}{path}", timeout=30, **kwargs)

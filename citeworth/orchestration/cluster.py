@@ -143,6 +143,19 @@ class Cluster:
     def s3_endpoint(self) -> str:
         return f"http://127.0.0.1:{self.ports['s3']}"
 
+    def api_session(self):
+        """A requests session holding a token of the API server's simple auth manager (user admin,
+        the password Airflow generated on the scheduler host)."""
+        import requests
+
+        home = self.host_dir(SCHEDULER_HOST) / "airflow"
+        password = json.loads((home / "simple_auth_manager_passwords.json.generated").read_text())["admin"]
+        login = {"username": "admin", "password": password}
+        token = requests.post(f"{self.api_url}/auth/token", json=login, timeout=10).json()["access_token"]
+        session = requests.Session()
+        session.headers["Authorization"] = f"Bearer {token}"
+        return session
+
     def host_dir(self, host: str) -> Path:
         return self.root / "hosts" / host
 

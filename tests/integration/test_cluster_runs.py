@@ -27,7 +27,6 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-import requests
 import yaml
 from cluster_fixture import RunningCluster, cluster_dir, native_cluster, require_cluster_programs
 from dvc_workspace import DATASET_TARGETS, dvc, fresh_workspace, git, locked_hashes, reproduced_workspace, run
@@ -50,12 +49,7 @@ class Deployment:
 
     def __init__(self, running: RunningCluster, project: Path):
         self.running, self.cluster, self.project = running, running.cluster, project
-        home = running.host_dir(native.SCHEDULER_HOST) / "airflow"
-        password = json.loads((home / "simple_auth_manager_passwords.json.generated").read_text())["admin"]
-        login = {"username": "admin", "password": password}
-        token = requests.post(f"{running.api_url}/auth/token", json=login, timeout=10).json()["access_token"]
-        self.session = requests.Session()
-        self.session.headers["Authorization"] = f"Bearer {token}"
+        self.session = running.cluster.api_session()
 
     def airflow(self, *args: str) -> str:
         return self.running.airflow(*args).stdout
