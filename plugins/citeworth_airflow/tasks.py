@@ -182,7 +182,7 @@ def _in_workspace(name: str, call, dvc_stage: str | None = None, reuse: bool = F
 def resolve_release() -> dict[str, str]:
     """The source release this run builds, claimed for this run; skips the run (this task and so
     every later one) when that release already has a data version or another run claimed it."""
-    from citeworth.orchestration import runs, versioning, workspace
+    from citeworth.orchestration import git_remote, runs, versioning, workspace
     from citeworth.orchestration.experiments import is_experiment
 
     context = get_current_context()
@@ -193,6 +193,8 @@ def resolve_release() -> dict[str, str]:
     release = workspace.resolve_release(root, source, form["release"], as_of, api_key=_s2_api_key())
     tag = versioning.data_version_tag(source, release)
     if not (form["force"] or is_experiment(form)):
+        if url := git_remote.remote_url():
+            git_remote.sync(root, url)  # the data versions runs on other hosts tagged
         if release in versioning.versioned_releases(root, source):
             raise AirflowSkipException(f"{source} release {release} already has data version {tag}: "
                                        "nothing to do")
