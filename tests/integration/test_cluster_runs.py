@@ -140,7 +140,7 @@ def test_the_backfill_spreads_each_run_over_hosts_and_versions_to_the_remotes(de
     for tag in tags:
         clone = clones[tag] = tmp_path / tag.replace("/", "-")
         run(["git", "clone", "--quiet", "--branch", tag, bare.as_uri(), str(clone)], tmp_path)
-        dvc(clone, "pull", "--quiet", "--remote", "s3", *DATASET_TARGETS, env=_s3_env(cluster))
+        dvc(clone, "pull", "--quiet", "--remote", "s3", env=_s3_env(cluster))  # all the version records
 
     # Each version's dataset is byte for byte what `dvc repro` of its release writes in a clean clone.
     repro = {"data/demo/demo-v1": tmp_path / "repro-demo-v1",
