@@ -59,7 +59,9 @@ def prepare_project(work: Path, shards: int, papers_per_shard: int) -> tuple[Pat
     from citeworth.stages import stage_params
 
     inputs = stage_params("curate", path=project / "params.yaml").inputs
-    sources = [dataclasses.replace(spec, glob=str(project / spec.glob)) for spec in inputs]
+    sources = [dataclasses.replace(spec, glob=str(project / spec.glob),
+                                   metadata=spec.metadata and str(project / spec.metadata))
+               for spec in inputs]
     manifest = write_corpus(project / CORPUS, shards=shards, papers_per_shard=papers_per_shard,
                             inputs=sources)
     corpus_inputs = [{**spec, "glob": f"{CORPUS}/*.jsonl"} for spec in manifest["curate_inputs"]]
