@@ -45,16 +45,18 @@ def _stores(workspace: Path, remote: str | None):
 
 def fetch_inputs(workspace: Path, plan: dict[str, Any], stages: Iterable[str],
                  produced: Mapping[str, list[str]], remote: str | None = None, *, outs: bool = False) -> None:
-    """Bring into ``workspace`` what the dvc.yaml ``stages`` read (their outs instead when ``outs``:
-    the versioning step records those): each path an upstream task of the run sent (``produced``,
-    path -> hashes) by hash, every other from what dvc.lock records. A path the run rebuilds (its
-    stage is in the plan's ``stale``) that no upstream task sent is an error, never the old data.
-    Parts of the stages' own outputs that upstream tasks sent come too (the domain cells their
-    aggregation reads)."""
+    """Bring into ``workspace`` what the dvc.yaml ``stages`` read (and, with ``outs``, their outputs:
+    the versioning step records those, and `dvc commit` hashes their deps too): each path an
+    upstream task of the run sent (``produced``, path -> hashes) by hash, every other from what
+    dvc.lock records. A path the run rebuilds (its stage is in the plan's ``stale``) that no
+    upstream task sent is an error, never the old data. Parts of the stages' own outputs that
+    upstream tasks sent come too (the domain cells their aggregation reads)."""
     producer = {path: stage for stage, paths in plan["outs"].items() for path in paths}
     by_hash: dict[str, list[str]] = {}
     from_lock = []
-    for path in sorted({path for stage in stages for path in plan["outs" if outs else "deps"][stage]}):
+    wanted = {path for stage in stages
+              for path in plan["deps"][stage] + (plan["outs"][stage] if outs else [])}
+    for path in sorted(wanted):
         out = next((out for out in producer if _overlaps(out, path)), None)
         if out is None:
             continue  # code or params: the worktree has them

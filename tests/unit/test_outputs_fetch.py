@@ -47,11 +47,12 @@ def test_an_output_the_run_rebuilds_that_no_upstream_task_sent_is_an_error_not_o
         outputs.fetch_inputs(Path("."), PLAN, ["report"], {}, "s3")
 
 
-def test_the_versioning_step_fetches_the_outputs_of_its_stages(pulls):
+def test_the_versioning_step_fetches_the_outputs_of_its_stages_and_what_they_read(pulls):
     sent = {"models/tfidf_lr": ["cd34.dir"], "metrics/models/tfidf_lr.json": ["ab12"],
             "metrics/models.json": ["ef56"]}
     outputs.fetch_inputs(Path("."), PLAN, ["train@tfidf_lr", "report"], sent, "s3", outs=True)
-    assert pulls == {"hash": sent, "lock": []}
+    # dvc commit hashes the deps too: the training data comes from the lock
+    assert pulls == {"hash": sent, "lock": ["data/citeworth/train.jsonl"]}
 
 
 def test_the_aggregation_gets_the_parts_of_its_own_outputs_its_mapped_tasks_sent(pulls):
