@@ -131,6 +131,9 @@ class RunningCluster:
                 time.sleep(1)
 
     def stop(self) -> None:
+        # components this process (re)started are its children: stop and reap them here, or `down`
+        # (another process) would wait on their zombies for good
+        self.cluster.stop(*self.cluster.started)
         done = cluster_command("down", "--dir", str(self.root))
         assert done.returncode == 0, done.stderr
 
