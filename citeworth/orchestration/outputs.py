@@ -68,7 +68,7 @@ def fetch_inputs(workspace: Path, plan: dict[str, Any], stages: Iterable[str],
         elif out not in plan["uncached"]:  # an uncached output (a metric) is in the worktree
             from_lock.append(path)
     # what the run's mapped tasks of these very stages wrote (domain cells, for the aggregation)
-    for path in {path for stage in stages for path in plan["outs"][stage]} if not outs else ():
+    for path in {path for stage in stages for path in plan["outs"][stage]}:
         by_hash.update({name: hashes for name, hashes in produced.items() if _overlaps(name, path)})
     pull_outputs(workspace, by_hash, remote)
     pull_locked(workspace, from_lock, remote)
