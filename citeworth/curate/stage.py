@@ -91,6 +91,13 @@ def list_shards(params: CurateParams) -> list[str]:
     return keys
 
 
+def shard_outputs(out_dir: Path, key: str) -> ShardOutputs:
+    """Where shard ``key`` writes its paragraphs, quarantine and stats in ``out_dir``."""
+    out = Path(out_dir)
+    return ShardOutputs(out / "paragraphs" / f"{key}.jsonl", out / "quarantine" / f"{key}.jsonl",
+                        out / "stats" / f"{key}.json")
+
+
 def _prune(out_dir: Path, keys: set[str]) -> None:
     for path in sorted(out_dir.glob("*/*")) if out_dir.is_dir() else []:
         if path.is_file() and path.name.rsplit(".", 1)[0] not in keys:  # <key>.jsonl, <key>.json
@@ -161,11 +168,8 @@ class _ShardRun:
         self.params = params
         self.shard = shard
         self.key = shard_key(shard)
-        out = Path(params.out_dir)
-        self.paragraphs_path = out / "paragraphs" / f"{self.key}.jsonl"
-        self.quarantine_path = out / "quarantine" / f"{self.key}.jsonl"
-        self.stats_path = out / "stats" / f"{self.key}.json"
-        self.outputs = ShardOutputs(self.paragraphs_path, self.quarantine_path, self.stats_path)
+        self.outputs = shard_outputs(params.out_dir, self.key)
+        self.paragraphs_path, self.quarantine_path, self.stats_path = self.outputs.files()
         self.identity = {"shard": self.key, "name": shard.name, "release": shard.release,
                          "inputs": list(shard.paths)}
         self.store = configured_store()

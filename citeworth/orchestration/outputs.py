@@ -79,20 +79,40 @@ def _overlaps(path: str, other: str) -> bool:
     return path == other or path.startswith(f"{other}/") or other.startswith(f"{path}/")
 
 
-def push_outputs(workspace: Path, paths: Iterable[str], remote: str | None = None) -> dict[str, str]:
+def push_outputs(workspace: Path, paths: Iterable[str], remote: str | None = None,
+                 only: Iterable[str] | None = None) -> dict[str, str]:
     """Hash each present path (file or folder, relative to ``workspace``) into its DVC cache and send
     the objects the remote lacks to ``remote``; ``{path: hash}`` of what was sent (absent paths are
-    left out: a stage may write only some of its outputs, e.g. a domain cell)."""
+    left out: a stage may write only some of its outputs). With ``only`` (the files, relative to
+    ``workspace``, that a task writing a part of a folder wrote: a shard, a domain cell) a path is
+    sent as the tree of just those of its files: never what else this host's copy holds (results
+    pulled here earlier, other tasks' parts, a killed attempt's leftovers), which a later task's
+    union of the parts would take for this run's."""
     from dvc_data.hashfile.build import build
     from dvc_data.hashfile.transfer import transfer
 
+    def hashed(path: str) -> tuple[Any, HashFile]:  # (its meta, its object), in the cache
+        staging, meta, obj = build(cache, str(workspace / path), cache.fs, HASH_NAME)
+        transfer(staging, cache, {obj.hash_info}, hardlink=True, shallow=False)
+        return meta, obj
+
     sent: dict[str, str] = {}
+    wanted = None if only is None else {str(Path(file)) for file in only}
     with _stores(workspace, remote) as (cache, odb):
         for path in sorted(set(paths)):
             if not (workspace / path).exists():
                 continue
-            staging, _, obj = build(cache, str(workspace / path), cache.fs, HASH_NAME)
-            transfer(staging, cache, {obj.hash_info}, hardlink=True, shallow=False)
+            if wanted is None or path in wanted:
+                obj = hashed(path)[1]
+            elif parts := sorted(file for file in wanted if file.startswith(f"{path}/")
+                                 and (workspace / file).is_file()):
+                entries = {}
+                for file in parts:
+                    meta, part = hashed(file)
+                    entries[Path(file).relative_to(path).parts] = (meta, part.hash_info)
+                obj = _tree(cache, entries)
+            else:
+                continue
             _send(cache, odb, obj)
             sent[path] = obj.hash_info.value
     log.info("outputs sent to the DVC remote: %s", sent)
@@ -161,9 +181,16 @@ def _union(cache: HashFileDB, path: str, trees: list[HashFile]) -> HashFile:
             if key in union and union[key][1] != hash_info:
                 log.warning("%s/%s: written differently by two tasks, the later is kept", path, "/".join(key))
             union[key] = (meta, hash_info)
-    merged = Tree()
-    for key, (meta, hash_info) in sorted(union.items()):
-        merged.add(key, meta, hash_info)
-    merged.digest()
-    cache.add(merged.path, merged.fs, merged.oid)
-    return merged
+    return _tree(cache, union)
+
+
+def _tree(cache: HashFileDB, entries: Mapping[tuple[str, ...], tuple]) -> HashFile:
+    """The tree of ``entries`` (relative key -> (meta, hash_info)), stored in ``cache``."""
+    from dvc_data.hashfile.tree import Tree
+
+    tree = Tree()
+    for key, (meta, hash_info) in sorted(entries.items()):
+        tree.add(key, meta, hash_info)
+    tree.digest()
+    cache.add(tree.path, tree.fs, tree.oid)
+    return tree

@@ -76,6 +76,13 @@ def curate_shard(root: Path, stage: str, shard: str) -> dict[str, Any]:
     return _call(root, "curate_shard", stage, shard)
 
 
+def shard_files(root: Path, stage: str, shard: str) -> list[str]:
+    """The files (relative to ``root``) that curating ``shard`` of curate stage ``stage`` writes."""
+    from citeworth.curate.stage import shard_outputs
+
+    return [str(path) for path in shard_outputs(stage_params(root, stage).out_dir, shard).files()]
+
+
 def plan_cells(root: Path) -> list[list[str]]:
     """The domain study's [train field, test field] cells (slugs), one mapped task each."""
     return _call(root, "plan_cells")
@@ -107,6 +114,13 @@ def latest_results(root: Path) -> dict[str, Any]:
                               check=False).splitlines()
     results["experiments"] = experiments(root)
     return results
+
+
+def cell_files(root: Path, cell: list[str]) -> list[str]:
+    """The file (relative to ``root``) that domain cell ``cell`` ([train, test]) writes."""
+    from citeworth.studies.domains.splits import cell_path
+
+    return [str(cell_path(stage_params(root, "domains").cells_dir, *cell))]
 
 
 # --- the child process ------------------------------------------------------------------------------

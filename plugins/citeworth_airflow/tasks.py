@@ -147,26 +147,29 @@ def prepare_versioning(stages: list[str]) -> None:
     prepared_workspace([name for name in plan["commands"] if is_selected(name, set(stages))], outs=True)
 
 
-def _send_outputs(root, dvc_stages: list[str]) -> None:
-    """In the remote form: what ``dvc_stages`` wrote here, to the DVC remote; its hashes to XCom."""
+def _send_outputs(root, dvc_stages: list[str], only: list[str] | None = None) -> None:
+    """In the remote form: what ``dvc_stages`` wrote here (just the files ``only`` names, when
+    given), to the DVC remote; its hashes to XCom."""
     from citeworth.orchestration import outputs, runs
 
     if _remote_form():
         plan = runs.plan_of(root)
         sent = outputs.push_outputs(root, [path for stage in dvc_stages for path in plan["outs"][stage]],
-                                    _dvc_remote_of_run())
+                                    _dvc_remote_of_run(), only)
         ti = get_current_context()["ti"]
         # a task running several stages (export: one per format) sends once per stage
         earlier = ti.xcom_pull(task_ids=ti.task_id, key=OUTPUTS_KEY, map_indexes=ti.map_index) or {}
         ti.xcom_push(key=OUTPUTS_KEY, value={**earlier, **sent})
 
 
-def _in_workspace(name: str, call, dvc_stage: str | None = None, reuse: bool = False) -> Any:
+def _in_workspace(name: str, call, dvc_stage: str | None = None, reuse: bool = False, part=None) -> Any:
     """``call(root)``, the work of citeworth stage ``name`` (or just dvc.yaml stage ``dvc_stage``),
     with its inputs fetched before and its outputs sent after (the remote form). With ``reuse``
     the stage's results dvc.lock records are fetched too, as the local form links them in: what
     their fingerprint finds current (a trained model, a domain cell) is not computed again, on
-    whichever host it was computed before. (Curated shards are found in the shard store instead.)"""
+    whichever host it was computed before. (Curated shards are found in the shard store instead.)
+    A task that writes a part of its stage's folders (a shard, a domain cell) names its files with
+    ``part(root)``: only they are sent."""
     from citeworth.orchestration import outputs, runs
 
     stages = [dvc_stage] if dvc_stage else runs.running(runs.plan_of(_workspace()), name)
@@ -174,7 +177,7 @@ def _in_workspace(name: str, call, dvc_stage: str | None = None, reuse: bool = F
     if reuse and _remote_form():
         outputs.pull_locked(root, stages, _dvc_remote_of_run(), allow_missing=True)
     result = call(root)
-    _send_outputs(root, stages)
+    _send_outputs(root, stages, part(root) if part else None)
     return result
 
 
@@ -308,7 +311,8 @@ def curate_shard(name: str, shard: str) -> dict[str, Any]:
     """Curate one shard: a mapped task per shard, so shards spread over workers."""
     from citeworth.orchestration import workspace
 
-    return _in_workspace(name, lambda root: workspace.curate_shard(root, name, shard))
+    return _in_workspace(name, lambda root: workspace.curate_shard(root, name, shard),
+                         part=lambda root: workspace.shard_files(root, name, shard))
 
 
 @task
@@ -353,7 +357,7 @@ def domain_cell(cell: list[str]) -> Any:
 
     return _in_workspace("domains", lambda root: workspace.run_stage(root, "domains", {"cells": [cell],
                                                                                      "aggregate": False}),
-                         reuse=True)
+                         reuse=True, part=lambda root: workspace.cell_files(root, cell))
 
 
 @task

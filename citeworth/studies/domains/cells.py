@@ -23,7 +23,7 @@ from citeworth.models.base import SPEC_FILE, load_trained
 from citeworth.models.evaluation import aggregate_seeds, rounded
 from citeworth.models.fitting import evaluate, fit_model, model_spec
 from citeworth.studies.domains.params import DomainsParams
-from citeworth.studies.domains.splits import cell_data, slug
+from citeworth.studies.domains.splits import cell_data, cell_path, slug
 
 log = logging.getLogger(__name__)
 
@@ -31,10 +31,6 @@ METRIC_KEYS = ("precision", "recall", "f1")
 # The code a cell's result and a cached model come from, this module's import closure (the splits,
 # the models): not Table 5's formatting or plots.
 CODE = (__name__,)
-
-
-def cell_path(cells_dir: Path, train_field: str, test_field: str) -> Path:
-    return Path(cells_dir) / f"{slug(train_field)}__{slug(test_field)}.json"
 
 
 @dataclass

@@ -93,6 +93,11 @@ def slug(name: str) -> str:
     return re.sub(r"[^a-z0-9]+", "_", name.lower()).strip("_")
 
 
+def cell_path(cells_dir: Path, train_field: str, test_field: str) -> Path:
+    """The metrics file of cell (``train_field``, ``test_field``): by name or slug."""
+    return Path(cells_dir) / f"{slug(train_field)}__{slug(test_field)}.json"
+
+
 def requested_cells(cells: str | list, fields: list[str]) -> list[tuple[str, str]]:
     """The (train, test) cells to run: "all" (row by row) or the listed pairs, by name or slug."""
     if cells == "all":
