@@ -80,14 +80,19 @@ def open_workspace(project: Path, run_id: str, start: str = "HEAD", remote: str 
     return path
 
 
-def join_workspace(project: Path, run_id: str, record: dict[str, Any]) -> Path:
+def join_workspace(project: Path, run_id: str, record: dict[str, Any],
+                   keep_days: float | None = None) -> Path:
     """The remote form's workspace of ``run_id`` on this host, made as the host that opened it made
     it (``record``: its start commit, the params the run applied, its plan) but with no outputs:
-    each task pulls what it reads (``citeworth.orchestration.outputs``)."""
+    each task pulls what it reads (``citeworth.orchestration.outputs``). Making it, the host first
+    removes its workspaces opened more than ``keep_days`` ago: only the host that closes a run
+    removes its own, and a host may never run the housekeeping task (a GPU host runs train tasks)."""
     from citeworth.orchestration.params_file import apply_params
 
     path = workspace_path(project, run_id)
     if not (path / RUN_FILE).is_file():
+        if keep_days is not None:
+            remove_stale_workspaces(project, keep_days)
         if git(project, "cat-file", "-t", record["start"], check=False) != "commit":
             git_remote.sync(project, git_remote.remote_url() or "")
         _add_worktree(project, path, record["start"])

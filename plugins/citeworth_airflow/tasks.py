@@ -112,7 +112,7 @@ def _workspace():
     if not _remote_form():
         return runs.workspace_path(project(), _run_id())
     record = get_current_context()["ti"].xcom_pull(task_ids="open_workspace")
-    return runs.join_workspace(project(), _run_id(), record)
+    return runs.join_workspace(project(), _run_id(), record, keep_days=KEEP_FAILED_DAYS)
 
 
 def _dvc_remote_of_run() -> str | None:

@@ -78,6 +78,17 @@ def test_housekeeping_removes_only_workspaces_older_than_its_limit(project):
     assert not old.exists() and new.exists()
 
 
+def test_a_host_joining_a_run_first_removes_its_own_workspaces_older_than_the_limit(project):
+    left = runs.open_workspace(project, "closed-on-another-host")
+    recent = runs.open_workspace(project, "running")
+    record = runs.run_record(left)
+    (left / runs.RUN_FILE).write_text(json.dumps({**record, "opened": time.time() - 10 * 86400}))
+    joined = runs.join_workspace(project, "joined", {"start": record["start"], "params": {},
+                                                     "plan": runs.plan_run(recent)}, keep_days=7)
+    assert runs.run_record(joined)["start"] == record["start"]
+    assert not left.exists() and recent.exists()
+
+
 def test_the_plan_marks_changed_stages_and_everything_downstream(project):
     workspace = runs.open_workspace(project, "run")
     plan = runs.plan_run(workspace)
