@@ -96,6 +96,21 @@ def version_run(project: Path, run_id: str, stages: list[str], form: dict[str, A
     return version
 
 
+def follow_remote(project: Path, url: str) -> Path:
+    """The remote form's results view on a host no run versions from (the API server's): the git
+    remote's tags and experiment branches fetched into ``project``, and the view at the remote's
+    default branch, moved when that moved. Only what git holds (the metrics, tables and plots):
+    the page needs no data pulled."""
+    experiments = f"refs/heads/{EXPERIMENT_PREFIX}*"
+    git_remote.sync(project, url, f"+{experiments}:{experiments}")
+    tip = git(project, "rev-parse", "--verify", _tracking(_default_branch(project, url)))
+    with git_remote.locked(project, "citeworth-results"):  # the page's server may run several processes
+        view = runs.results_view(project)
+        if view is None or runs.run_record(view)["start"] != tip:
+            view = runs.refresh_results_view(project, tip, data=False)
+    return view
+
+
 def _default_branch(project: Path, url: str | None) -> str:
     """The ref a run on the defaults moves: the project's checked-out branch, or the git remote's
     default branch in the remote form."""

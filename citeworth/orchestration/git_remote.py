@@ -39,21 +39,22 @@ def remote_url() -> str | None:
 
 
 @contextmanager
-def _locked(project: Path) -> Iterator[None]:
-    """One git fetch at a time per clone: concurrent tasks of one host would race for ref locks."""
+def locked(project: Path, name: str = "citeworth-remote") -> Iterator[None]:
+    """One holder of lock ``name`` at a time per clone, across processes (one git fetch at a time:
+    concurrent tasks of one host would race for ref locks)."""
     common = Path(git(project, "rev-parse", "--git-common-dir"))
-    lock = (common if common.is_absolute() else project / common) / "citeworth-remote.lock"
+    lock = (common if common.is_absolute() else project / common) / f"{name}.lock"
     with open(lock, "a") as handle:
         fcntl.flock(handle, fcntl.LOCK_EX)
         yield
 
 
-def sync(project: Path, url: str) -> None:
-    """Fetch the remote's branches (as ``refs/remotes/citeworth/*``) and tags (moved ones too: a
-    forced rebuild moves a data-version tag) into the clone ``project``."""
-    with _locked(project):
+def sync(project: Path, url: str, *refspecs: str) -> None:
+    """Fetch the remote's branches (as ``refs/remotes/citeworth/*``), tags (moved ones too: a
+    forced rebuild moves a data-version tag) and ``refspecs`` into the clone ``project``."""
+    with locked(project):
         git(project, "fetch", "--quiet", "--prune", "--force", url,
-            f"+refs/heads/*:{TRACKING}/*", "+refs/tags/*:refs/tags/*")
+            f"+refs/heads/*:{TRACKING}/*", "+refs/tags/*:refs/tags/*", *refspecs)
 
 
 def default_branch(project: Path, url: str) -> str:
@@ -127,7 +128,7 @@ def _claim_ref(source: str, release: str) -> str:
 
 
 def _fetch_claims(project: Path, url: str) -> dict[tuple[str, str], tuple[dict, str]]:
-    with _locked(project):
+    with locked(project):
         git(project, "fetch", "--quiet", "--prune", "--force", url, f"+{CLAIMS}/*:{_SEEN_CLAIMS}/*")
     found = {}
     listed = git(project, "for-each-ref", "--format=%(refname) %(objectname)", f"{_SEEN_CLAIMS}/")

@@ -62,18 +62,19 @@ def workspace_path(project: Path, run_id: str) -> Path:
     return workspaces_root(project) / f"{readable}-{digest(run_id)[:8]}"
 
 
-def open_workspace(project: Path, run_id: str, start: str = "HEAD", remote: str | None = None) -> Path:
+def open_workspace(project: Path, run_id: str, start: str = "HEAD", remote: str | None = None,
+                   data: bool = True) -> Path:
     """A git worktree of ``project`` at commit ``start`` for ``run_id``, sharing the project's DVC
-    cache and remotes, with the outputs its dvc.lock records linked in from the cache (the local
-    form) or pulled from DVC remote ``remote`` (the remote form); those missing are left for the
-    run to build. A retried call finds the workspace it made."""
+    cache and remotes, with (``data``) the outputs its dvc.lock records linked in from the cache
+    (the local form) or pulled from DVC remote ``remote`` (the remote form); those missing are left
+    for the run to build. A retried call finds the workspace it made."""
     path = workspace_path(project, run_id)
     if not (path / RUN_FILE).is_file():
         url = git_remote.remote_url()
         commit = git_remote.resolve(project, url, start) if url else git(
             project, "rev-parse", "--verify", f"{start}^{{commit}}")
         _add_worktree(project, path, commit)
-        if (path / "dvc.lock").is_file():  # from this host's cache, or the DVC remote into it
+        if data and (path / "dvc.lock").is_file():  # from this host's cache, or the DVC remote into it
             recorded = ["pull", *(["--remote", remote] if remote else [])] if url else ["checkout"]
             dvc(path, *recorded, "--allow-missing", "--quiet")
         _mark_opened(path, run_id, commit)
@@ -145,10 +146,11 @@ def _share_dvc(project: Path, workspace: Path) -> None:
 RESULTS_VIEW = "results"
 
 
-def refresh_results_view(project: Path, commit: str) -> Path:
-    """Re-open the results view at ``commit`` (the branch's new tip); its path."""
+def refresh_results_view(project: Path, commit: str, data: bool = True) -> Path:
+    """Re-open the results view at ``commit`` (the branch's new tip), with its data or (not
+    ``data``) only what git holds; its path."""
     close_workspace(project, RESULTS_VIEW)
-    return open_workspace(project, RESULTS_VIEW, start=commit)
+    return open_workspace(project, RESULTS_VIEW, start=commit, data=data)
 
 
 def results_view(project: Path) -> Path | None:

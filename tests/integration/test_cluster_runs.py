@@ -55,7 +55,10 @@ class Deployment:
         return self.running.airflow(*args).stdout
 
     def api(self, path: str) -> dict:
-        response = self.session.get(f"{self.running.api_url}/api/v2{path}", timeout=30)
+        return self.get_json(f"/api/v2{path}")
+
+    def get_json(self, path: str) -> dict:
+        response = self.session.get(f"{self.running.api_url}{path}", timeout=60)
         assert response.ok, f"{path}: {response.status_code} {response.text}"
         return response.json()
 
@@ -136,6 +139,9 @@ def test_the_backfill_spreads_each_run_over_hosts_and_versions_to_the_remotes(de
     assert tags == [f"data/demo/{release}" for release in RELEASES]
     assert yaml.safe_load(git(bare, "show", "HEAD:params.yaml"))["download"]["release"] == "demo-v2"
     assert "tfidf_lr" in json.loads(git(bare, "show", "HEAD:metrics/models.json"))
+    # The results page on the API server host (whose clone no run touched) shows them.
+    latest = deployment.get_json("/citeworth/api/latest")
+    assert "tfidf_lr" in latest["models"] and sorted(latest["versions"]) == tags
     clones = {}
     for tag in tags:
         clone = clones[tag] = tmp_path / tag.replace("/", "-")

@@ -110,6 +110,42 @@ def test_without_a_login_every_route_answers_401_and_nothing_else_is_served(proj
         assert client.get(path).status_code == 404, path
 
 
+def test_in_the_remote_form_the_page_shows_the_git_remote_s_latest_results(tmp_path, monkeypatch, logged_in):
+    """A cluster's API server host: its clone predates the runs, which version from other hosts."""
+    import citeworth_airflow
+    from fastapi.testclient import TestClient
+
+    def git(cwd: Path, *args: str) -> None:
+        subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@t", *args], cwd=cwd, check=True,
+                       capture_output=True)
+
+    origin, remote, api = tmp_path / "origin", tmp_path / "remote.git", tmp_path / "api"
+    origin.mkdir()
+    (origin / "params.yaml").write_text("download: {}\n")
+    (origin / "dvc.yaml").write_text("stages: {}\n")
+    git(origin, "init", "--quiet", "--initial-branch", "main")
+    git(origin, "add", "--all")
+    git(origin, "commit", "--quiet", "-m", "project")
+    git(tmp_path, "clone", "--quiet", "--bare", str(origin), str(remote))
+    git(tmp_path, "clone", "--quiet", str(remote), str(api))
+    (origin / "metrics").mkdir()
+    (origin / "metrics" / "models.json").write_text(json.dumps({"tfidf_lr": {"label": "LR", "f1": 0.5}}))
+    git(origin, "add", "--all")
+    git(origin, "commit", "--quiet", "-m", "Data version data/demo/demo-v1")
+    git(origin, "tag", "data/demo/demo-v1")
+    git(origin, "push", "--quiet", str(remote), "main", "data/demo/demo-v1")
+    monkeypatch.setenv("CITEWORTH_PROJECT_DIR", str(api))
+    monkeypatch.setenv("CITEWORTH_GIT_REMOTE", str(remote))
+    monkeypatch.setattr(citeworth_airflow, "_followed_at", None)
+    monkeypatch.setattr(ui, "find_runs", lambda **query: [])
+
+    client = TestClient(ui.app)
+    latest = client.get("/api/latest").json()
+    assert latest["models"] == {"tfidf_lr": {"label": "LR", "f1": 0.5}}
+    assert latest["versions"] == ["data/demo/demo-v1"]
+    assert "<th>LR <small" in re.sub(r">\s+<", "><", client.get("/").text)
+
+
 def test_results_page_says_what_is_wrong_outside_a_project(tmp_path, monkeypatch, logged_in):
     from fastapi.testclient import TestClient
 

@@ -192,6 +192,29 @@ def test_of_threads_racing_one_wins_and_a_failed_run_hands_its_claim_back(projec
     assert runs.claim_release(project, "demo", "demo-v2", "run-after") is None
 
 
+def test_the_results_view_of_a_host_no_run_versions_from_follows_the_git_remote(project, tmp_path,
+                                                                                monkeypatch):
+    remote, api = tmp_path / "remote.git", tmp_path / "api"  # the API server host's clone, made first
+    _git(tmp_path, "clone", "--quiet", "--bare", str(project), str(remote))
+    _git(tmp_path, "clone", "--quiet", str(remote), str(api))
+    monkeypatch.setenv("CITEWORTH_GIT_REMOTE", str(remote))
+    # a worker host versions a result onto the remote's branch, and an experiment beside it
+    (project / "stats.json").write_text('{"n": 99}')
+    _git(project, "commit", "--quiet", "-am", "a new result")
+    _git(project, "push", "--quiet", str(remote), "main", "main:refs/heads/runs/manual__x")
+
+    view = experiments.follow_remote(api, str(remote))
+    assert view == runs.results_view(api) and json.loads((view / "stats.json").read_text()) == {"n": 99}
+    assert experiments.experiments(api) == ["runs/manual__x"]
+    assert not (view / "out" / "second.txt").exists()  # git's files only: no data pulled
+    (project / "stats.json").write_text('{"n": 100}')
+    _git(project, "commit", "--quiet", "-am", "another")
+    _git(project, "push", "--quiet", str(remote), "main")
+    assert experiments.follow_remote(api, str(remote)) == view
+    assert json.loads((view / "stats.json").read_text()) == {"n": 100}
+    assert _git(api, "status", "--porcelain", "--untracked-files=no") == ""  # its own checkout: as it was
+
+
 def test_the_promote_command_lists_experiments(project, capsys):
     assert subprocess.run([sys.executable, "-m", "citeworth.cli", "promote", "--project", str(project)],
                           capture_output=True, text=True, env={**os.environ}).returncode == 0
