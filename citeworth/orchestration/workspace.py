@@ -88,6 +88,13 @@ def plan_cells(root: Path) -> list[list[str]]:
     return _call(root, "plan_cells")
 
 
+def cell_files(root: Path, cell: list[str]) -> list[str]:
+    """The file (relative to ``root``) that domain cell ``cell`` ([train, test]) writes."""
+    from citeworth.studies.domains.splits import cell_path
+
+    return [str(cell_path(stage_params(root, "domains").cells_dir, *cell))]
+
+
 def resolve_release(root: Path, source: str, requested: str | None, as_of: Any = None,
                     api_key: str | None = None) -> str:
     """The concrete release a run builds: ``requested``, else (or for "latest") the newest release
@@ -114,13 +121,6 @@ def latest_results(root: Path) -> dict[str, Any]:
                               check=False).splitlines()
     results["experiments"] = experiments(root)
     return results
-
-
-def cell_files(root: Path, cell: list[str]) -> list[str]:
-    """The file (relative to ``root``) that domain cell ``cell`` ([train, test]) writes."""
-    from citeworth.studies.domains.splits import cell_path
-
-    return [str(cell_path(stage_params(root, "domains").cells_dir, *cell))]
 
 
 # --- the child process ------------------------------------------------------------------------------
