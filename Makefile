@@ -4,6 +4,9 @@
 PYTHON ?= python3.11
 VENV   := .venv
 BIN    := $(VENV)/bin
+# pytest-xdist workers of `make test`: most of the suite's time is spent waiting on Airflow, DVC and
+# cluster processes, so a 2-core machine keeps more than one worker busy.
+TEST_WORKERS ?= 2
 # An optional local mirror laid out like ../shared/data (origin path under github/OWNER/REPO/).
 # When present it is used instead of the origin URLs; set CITEWORTH_MIRROR= to force downloads.
 CITEWORTH_MIRROR ?= $(firstword $(wildcard $(CURDIR)/../shared/data))
@@ -39,7 +42,7 @@ demo: setup
 
 test: setup system-programs
 	$(BIN)/ruff check citeworth dags plugins tests benchmarks
-	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/pytest -q
+	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/pytest -q -n $(TEST_WORKERS) --dist loadscope --no-loadscope-reorder --durations=30
 
 bench: setup
 	$(BIN)/python benchmarks/curation.py

@@ -9,8 +9,35 @@ import sys
 from pathlib import Path
 
 import pytest
+from session_builds import built_once, copy_tree
 
 ROOT = Path(__file__).resolve().parents[1]
+
+
+# The modules that take minutes, longest first (seconds in a serial run on an idle 2-core machine:
+# `make test` prints the slowest tests). `make test` spreads whole modules over pytest-xdist workers
+# in collection order, so these start first and the short ones fill the other workers' time instead
+# of one long module starting last.
+LONGEST_FIRST = (
+    "integration/test_cluster.py",                # ~970 s: one native cluster, backfill and faults
+    "integration/test_airflow_dags.py",           # ~230 s
+    "integration/test_results_page_browser.py",   # ~150 s
+    "integration/test_splitter_equivalence.py",   # ~130 s
+    "integration/test_demo_models.py",            # ~120 s
+    "integration/test_dvc_reproducible.py",       # ~55 s
+    "integration/test_airflow_arxiv_latex.py",    # ~50 s
+    "integration/test_airflow_setup.py",          # ~45 s
+    "integration/test_dvc_pipeline.py",           # ~40 s
+)
+
+
+def _rank(item: pytest.Item) -> int:
+    path = item.path.relative_to(ROOT / "tests").as_posix()
+    return LONGEST_FIRST.index(path) if path in LONGEST_FIRST else len(LONGEST_FIRST)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    items.sort(key=_rank)  # stable: every other test keeps its place
 
 
 @pytest.fixture(autouse=True, scope="session")
@@ -65,22 +92,32 @@ def cli():
     return run_cli
 
 
+def demo_download(tmp_path_factory) -> Path:
+    """The run's one project with the demo corpus downloaded from the mirror (params.yaml as shipped)."""
+    def download(project: Path) -> None:
+        shutil.copy(ROOT / "params.yaml", project / "params.yaml")
+        run_cli(project, "run", "download")
+
+    return built_once(tmp_path_factory, "demo_download", download)
+
+
 @pytest.fixture(scope="session")
 def demo_project(tmp_path_factory, mirror) -> Path:
-    """A project directory with the demo corpus downloaded from the mirror (params.yaml as shipped)."""
-    project = tmp_path_factory.mktemp("demo_project")
-    shutil.copy(ROOT / "params.yaml", project / "params.yaml")
-    run_cli(project, "run", "download")
-    return project
+    """This session's copy of a project with the demo corpus downloaded (params.yaml as shipped)."""
+    return copy_tree(demo_download(tmp_path_factory), tmp_path_factory.mktemp("demo_project"))
 
 
 @pytest.fixture(scope="session")
-def demo_dataset(demo_project) -> Path:
+def demo_dataset(tmp_path_factory, demo_project) -> Path:
     """The demo project after curate + assemble for ours and the spans-only baseline:
-    holds data/citeworth/*.jsonl, data/baseline/*.jsonl, interim*/ and reports/dataset_stats*.json."""
-    for stage in ("curate", "assemble", "curate_baseline", "assemble_baseline"):
-        run_cli(demo_project, "run", stage)
-    return demo_project
+    holds data/citeworth/*.jsonl, data/baseline/*.jsonl, interim*/ and reports/dataset_stats*.json.
+    The stages only add files, so the run's one build is copied over this session's demo_project."""
+    def curate_and_assemble(project: Path) -> None:
+        copy_tree(demo_download(tmp_path_factory), project)
+        for stage in ("curate", "assemble", "curate_baseline", "assemble_baseline"):
+            run_cli(project, "run", stage)
+
+    return copy_tree(built_once(tmp_path_factory, "demo_dataset", curate_and_assemble), demo_project)
 
 
 @pytest.fixture

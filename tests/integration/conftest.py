@@ -1,5 +1,6 @@
 """Fixtures of the integration tests: a real S3 API server on loopback (``moto_server`` over HTTP),
-with fake credentials and no endpoint or profile of the user's in the environment."""
+with fake credentials and no endpoint or profile of the user's in the environment; an Airflow
+metadata DB migrated once for the run."""
 
 from __future__ import annotations
 
@@ -13,6 +14,8 @@ from pathlib import Path
 
 import pytest
 import requests
+from dvc_workspace import run, tool_env
+from session_builds import built_once
 
 
 def free_port() -> int:
@@ -59,3 +62,14 @@ def moto(aws_env, tmp_path_factory):
     finally:
         process.terminate()
         process.wait(timeout=10)
+
+
+@pytest.fixture(scope="session")
+def migrated_db(tmp_path_factory) -> Path:
+    """An Airflow metadata DB (SQLite) migrated once for the run; each test copies it into its own
+    AIRFLOW_HOME (``test_airflow_dags.airflow_env``)."""
+    def migrate(home: Path) -> None:
+        run([sys.executable, "-m", "airflow", "db", "migrate"], home,
+            env=tool_env(AIRFLOW_HOME=str(home), AIRFLOW__CORE__LOAD_EXAMPLES="False"), timeout=300)
+
+    return built_once(tmp_path_factory, "airflow_template", migrate) / "airflow.db"

@@ -16,6 +16,7 @@ import time
 from pathlib import Path
 
 import pytest
+from session_builds import built_once, copy_tree
 
 ROOT = Path(__file__).resolve().parents[2]
 # Folders that only pipeline runs fill: a fresh clone has none of them.
@@ -74,23 +75,19 @@ def fresh_workspace(dest: Path) -> Path:
 
 
 def reproduced_workspace(tmp_path_factory, dest: Path) -> tuple[Path, float]:
-    """A copy (at ``dest``) of a workspace where ``dvc repro validate`` ran; the build's wall time.
-
-    The first caller in a session builds it; later callers copy the built one (``cp -a`` keeps
-    the mtimes DVC's state cache relies on).
-    """
-    built = tmp_path_factory.getbasetemp() / "dvc-reproduced"
-    stamp = built / ".repro-seconds"
-    if not stamp.exists():
-        shutil.rmtree(built, ignore_errors=True)
-        built.mkdir()
-        fresh_workspace(built)
+    """A copy (at ``dest``) of a workspace where ``dvc repro`` of the dataset targets ran; the
+    build's wall time. The run builds it once (the first caller, whichever xdist worker it is on);
+    the copy keeps the mtimes DVC's state cache relies on."""
+    def build(workspace: Path) -> None:
+        fresh_workspace(workspace)
         start = time.perf_counter()
-        dvc(built, "repro", *DATASET_TARGETS, timeout=900)
-        stamp.write_text(f"{time.perf_counter() - start:.1f}")
-        (built / ".git" / "info" / "exclude").write_text(".repro-seconds\n")
-    subprocess.run(["cp", "-a", f"{built}/.", str(dest)], check=True)
-    return dest, float(stamp.read_text())
+        dvc(workspace, "repro", *DATASET_TARGETS, timeout=900)
+        (workspace / ".git" / "info" / "exclude").write_text(".repro-seconds\n")
+        (workspace / ".repro-seconds").write_text(f"{time.perf_counter() - start:.1f}")
+
+    built = built_once(tmp_path_factory, "dvc-reproduced", build)
+    copy_tree(built, dest)
+    return dest, float((built / ".repro-seconds").read_text())
 
 
 def checked_out(project: Path, ref: str, name: str) -> Path:

@@ -15,7 +15,7 @@ import tarfile
 import boto3
 import pytest
 from dvc_workspace import checked_out, fresh_workspace, git
-from test_airflow_dags import airflow_env, dag_test, migrated_db  # noqa: F401 -- fixtures
+from test_airflow_dags import airflow_env, dag_test
 from test_download_oai import FakeArxiv
 
 pytestmark = pytest.mark.slow
@@ -55,7 +55,7 @@ def bulk_tar(mirror) -> bytes:
     return buffer.getvalue()
 
 
-def test_dataset_dag_builds_a_dataset_from_an_arxiv_bulk_tar(tmp_path, mirror, moto, migrated_db):  # noqa: F811
+def test_dataset_dag_builds_a_dataset_from_an_arxiv_bulk_tar(tmp_path, mirror, moto, migrated_db):
     data = bulk_tar(mirror)
     s3 = boto3.client("s3", endpoint_url=moto["endpoint"], region_name="us-east-1")
     s3.create_bucket(Bucket="arxiv")

@@ -25,7 +25,6 @@ from test_airflow_dags import (
     Airflow,
     _assert_results_need_a_login,
     _free_port,
-    migrated_db,  # noqa: F401 -- fixture
     standalone_env,
 )
 
@@ -55,7 +54,7 @@ def _tiny_defaults(project: Path) -> None:
 
 
 @pytest.fixture()
-def deployment(tmp_path, migrated_db, mirror):  # noqa: F811
+def deployment(tmp_path, migrated_db, mirror):
     project = fresh_workspace(tmp_path / "project")
     _tiny_defaults(project)
     home = tmp_path / "airflow_home"

@@ -81,15 +81,6 @@ def _free_port() -> int:
         return sock.getsockname()[1]
 
 
-@pytest.fixture(scope="module")
-def migrated_db(tmp_path_factory) -> Path:
-    """An Airflow metadata DB migrated once; each test copies it into its own AIRFLOW_HOME."""
-    home = tmp_path_factory.mktemp("airflow_template")
-    run([sys.executable, "-m", "airflow", "db", "migrate"], home,
-        env=tool_env(AIRFLOW_HOME=str(home), AIRFLOW__CORE__LOAD_EXAMPLES="False"), timeout=300)
-    return home / "airflow.db"
-
-
 def airflow_env(home: Path, workspace: Path, migrated_db: Path, **extra: str) -> dict[str, str]:
     home.mkdir(parents=True, exist_ok=True)
     if not (home / "airflow.db").exists():

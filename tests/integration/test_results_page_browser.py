@@ -28,13 +28,12 @@ import pytest
 import requests
 from dvc_workspace import ROOT, dvc, reproduced_workspace
 from programs import installed
-from test_airflow_dags import (  # noqa: F401 -- migrated_db: the module's fixture, used here too
+from test_airflow_dags import (
     TAG,
     TINY_MODELS,
     Airflow,
     _free_port,
     dag_test,
-    migrated_db,
     standalone_env,
 )
 
@@ -136,7 +135,7 @@ class Browser:
 
 
 @pytest.fixture(scope="module")
-def deployment(tmp_path_factory, migrated_db, mirror):  # noqa: F811 -- the fixture imported above
+def deployment(tmp_path_factory, migrated_db, mirror):
     """``airflow standalone`` over a demo project that the two DAGs versioned and trained on."""
     workspace, _ = reproduced_workspace(tmp_path_factory, tmp_path_factory.mktemp("results_ws"))
     home, port = tmp_path_factory.mktemp("results_home"), _free_port()
