@@ -24,6 +24,7 @@ import json
 import os
 import platform
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -33,6 +34,7 @@ from datetime import datetime
 from pathlib import Path
 
 from citeworth.orchestration import cluster as native
+from citeworth.orchestration.phases import parse as parse_phases
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "benchmarks" / "results" / "cluster_throughput.json"
@@ -84,20 +86,17 @@ class Api:
 
 
 def _empty_shard_store(cluster: native.Cluster) -> None:
-    import boto3
-
-    env = cluster.shared_env()
-    bucket, _, prefix = env["CITEWORTH_SHARD_STORE"].removeprefix("s3://").partition("/")
-    s3 = boto3.resource("s3", endpoint_url=env["AWS_ENDPOINT_URL_S3"], region_name="us-east-1",
-                        aws_access_key_id=env["AWS_ACCESS_KEY_ID"],
-                        aws_secret_access_key=env["AWS_SECRET_ACCESS_KEY"])
-    s3.Bucket(bucket).objects.filter(Prefix=prefix).delete()
+    bucket, _, prefix = cluster.shared_env()["CITEWORTH_SHARD_STORE"].removeprefix("s3://").partition("/")
+    s3 = cluster.s3()
+    for page in s3.get_paginator("list_objects_v2").paginate(Bucket=bucket, Prefix=prefix):
+        for item in page.get("Contents", []):
+            s3.delete_object(Bucket=bucket, Key=item["Key"])
 
 
 def measure(api: Api, cluster: native.Cluster, corpus_inputs: list[dict]) -> dict:
-    """Trigger one dataset run on the corpus; the curation span and the tasks per host. The run is
-    stopped once its curation is done: what follows is not measured (and the synthetic corpus need
-    not pass the quality gate)."""
+    """Trigger one dataset run on the corpus; the curation span, the tasks per host and where each
+    shard task's time went. The run is stopped once its curation is done: what follows is not
+    measured (and the synthetic corpus need not pass the quality gate)."""
     _empty_shard_store(cluster)
     overrides = {"curate": {"inputs": corpus_inputs}, "curate_baseline": {"inputs": corpus_inputs}}
     run = "/dags/citeworth_dataset/dagRuns"
@@ -111,9 +110,35 @@ def measure(api: Api, cluster: native.Cluster, corpus_inputs: list[dict]) -> dic
     api("PATCH", f"{run}/{run_id}", json={"state": "failed"})  # stop the rest; the next run may start
     start = min(datetime.fromisoformat(task["start_date"]) for task in curation)
     end = max(datetime.fromisoformat(task["end_date"]) for task in curation)
-    return {"run_id": run_id, "curation_seconds": round((end - start).total_seconds(), 1),
-            "shard_tasks": len(curation),
-            "shard_tasks_per_host": dict(sorted(Counter(task["hostname"] for task in curation).items()))}
+    span = (end - start).total_seconds()
+    hosts = Counter(task["hostname"] for task in curation)
+    return {"run_id": run_id, "curation_seconds": round(span, 1), "shard_tasks": len(curation),
+            "shard_tasks_per_host": dict(sorted(hosts.items())),
+            **_overhead(cluster, run_id, curation, span, len(hosts))}
+
+
+def _overhead(cluster: native.Cluster, run_id: str, curation: list[dict], span: float, hosts: int) -> dict:
+    """Where the shard tasks' time went, from their logs' phase lines (S3, as the UI reads them):
+    the median of each phase; a task's overhead is its duration less the stage's own work; the
+    per-task cost on a host (the span times the hosts over the tasks) also counts the gaps between
+    one task's end and the next one's start (Airflow's dispatch and the task process's start)."""
+    s3 = cluster.s3()
+    phases = []
+    for task in curation:
+        key = (f"airflow/dag_id=citeworth_dataset/run_id={run_id}/task_id={task['task_id']}/"
+               f"map_index={task['map_index']}/attempt={task['try_number']}.log")
+        text = s3.get_object(Bucket="citeworth-logs", Key=key)["Body"].read().decode(errors="replace")
+        if (found := parse_phases(text)) is None:
+            sys.exit(f"no phase line in the log {key}")
+        phases.append({**found, "duration": task["duration"]})
+    work = [entry["stage work"] for entry in phases]
+    names = dict.fromkeys(name for entry in phases for name in entry)
+    return {"median_phase_seconds": {name: round(statistics.median(e.get(name, 0.0) for e in phases), 2)
+                                     for name in names},
+            "median_task_overhead_seconds": round(statistics.median(e["duration"] - e["stage work"]
+                                                                    for e in phases), 2),
+            "per_task_cost_on_a_host_seconds": round(span * hosts / len(curation), 2),
+            "mean_work_seconds": round(statistics.mean(work), 2)}
 
 
 def _finished_curation(api: Api, run: str) -> list[dict]:

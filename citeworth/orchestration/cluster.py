@@ -156,6 +156,15 @@ class Cluster:
         session.headers["Authorization"] = f"Bearer {token}"
         return session
 
+    def s3(self):
+        """A boto3 client of the cluster's S3 API, with its keys."""
+        import boto3
+
+        keys = self.secrets()
+        return boto3.client("s3", endpoint_url=self.s3_endpoint, region_name="us-east-1",
+                            aws_access_key_id=keys["CITEWORTH_S3_ACCESS_KEY"],
+                            aws_secret_access_key=keys["CITEWORTH_S3_SECRET_KEY"])
+
     def host_dir(self, host: str) -> Path:
         return self.root / "hosts" / host
 

@@ -20,6 +20,7 @@ import os
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +28,7 @@ from citeworth.core.errors import StageFailed
 from citeworth.core.io import write_text
 from citeworth.core.params import NO_OVERRIDES, Overrides, ParamsError
 from citeworth.core.processes import LOG_FORMAT, die_with_parent
+from citeworth.orchestration.phases import Phases
 from citeworth.orchestration.versioning import TAG_PREFIX, git
 from citeworth.stages import run_stage as run_stage_here
 from citeworth.stages import stage_params as stage_params_here
@@ -59,11 +61,12 @@ def stage_params(root: Path, stage: str, overrides: Overrides = NO_OVERRIDES) ->
     return stage_params_here(stage, overrides, root / PARAMS_FILE)
 
 
-def run_stage(root: Path, stage: str, overrides: Overrides = NO_OVERRIDES) -> Any:
+def run_stage(root: Path, stage: str, overrides: Overrides = NO_OVERRIDES,
+              phases: Phases | None = None) -> Any:
     """Run one stage exactly as ``citeworth run STAGE -S key=value ...`` does in ``root``; its summary.
     ``overrides`` are typed values by key path (``{"models": ["tfidf_lr"]}``), the structure the
     CLI parses its ``-S`` strings into: they reach the stage as JSON, never as YAML text."""
-    return _call(root, "run_stage", stage, dict(overrides))
+    return _call(root, "run_stage", stage, dict(overrides), phases=phases)
 
 
 def plan_shards(root: Path, stage: str) -> list[str]:
@@ -71,9 +74,9 @@ def plan_shards(root: Path, stage: str) -> list[str]:
     return _call(root, "plan_shards", stage)
 
 
-def curate_shard(root: Path, stage: str, shard: str) -> dict[str, Any]:
+def curate_shard(root: Path, stage: str, shard: str, phases: Phases | None = None) -> dict[str, Any]:
     """Curate one shard of curate stage ``stage`` (a no-op when it is current); its stats."""
-    return _call(root, "curate_shard", stage, shard)
+    return _call(root, "curate_shard", stage, shard, phases=phases)
 
 
 def shard_files(root: Path, stage: str, shard: str) -> list[str]:
@@ -151,16 +154,21 @@ _CALLS = {"run_stage": run_stage_here, "plan_shards": _plan_shards, "curate_shar
 _ERRORS = {"StageFailed": StageFailed, "ParamsError": ParamsError}
 
 
-def _call(root: Path, name: str, *args: Any) -> Any:
-    """``_CALLS[name](*args)`` run in a child process started in ``root``; its JSON result."""
+def _call(root: Path, name: str, *args: Any, phases: Phases | None = None) -> Any:
+    """``_CALLS[name](*args)`` run in a child process started in ``root``; its JSON result. With
+    ``phases``, the child's start (interpreter, imports) and its work are timed apart."""
     with tempfile.TemporaryDirectory(prefix="citeworth-call-") as scratch:
         answer = Path(scratch) / "answer.json"
         command = [sys.executable, "-m", __name__, name, json.dumps(args), str(answer), str(os.getpid())]
+        start = time.perf_counter()
         done = subprocess.run(command, cwd=root)  # its log goes to ours (stderr)
         if not answer.is_file():
             raise StageFailed(f"{name}{tuple(args)} in {root} ended (exit {done.returncode}) "
                               "without a result")
         reply = json.loads(answer.read_text())
+    if phases is not None:
+        phases.add("stage process", time.perf_counter() - start - reply["seconds"])
+        phases.add("stage work", reply["seconds"])
     if "error" in reply:
         raise _ERRORS.get(reply["error"]["type"], StageFailed)(reply["error"]["message"])
     return reply["result"]
@@ -170,6 +178,7 @@ def main(argv: list[str] | None = None) -> int:
     name, args, answer, parent = argv if argv is not None else sys.argv[1:]
     die_with_parent(int(parent))  # a killed Airflow task leaves no stage running on
     logging.basicConfig(level=logging.INFO, format=LOG_FORMAT)
+    start = time.perf_counter()
     try:
         reply: dict[str, Any] = {"result": _CALLS[name](*json.loads(args))}
     except Exception as exc:
@@ -177,6 +186,7 @@ def main(argv: list[str] | None = None) -> int:
             log.exception("%s failed", name)
         message = str(exc) if isinstance(exc, tuple(_ERRORS.values())) else f"{type(exc).__name__}: {exc}"
         reply = {"error": {"type": type(exc).__name__, "message": message}}
+    reply["seconds"] = time.perf_counter() - start
     write_text(Path(answer), json.dumps(reply, sort_keys=True, default=str))
     return 0 if "result" in reply else 1
 

@@ -163,21 +163,27 @@ def _send_outputs(root, dvc_stages: list[str], only: list[str] | None = None) ->
 
 
 def _in_workspace(name: str, call, dvc_stage: str | None = None, reuse: bool = False, part=None) -> Any:
-    """``call(root)``, the work of citeworth stage ``name`` (or just dvc.yaml stage ``dvc_stage``),
-    with its inputs fetched before and its outputs sent after (the remote form). With ``reuse``
-    the stage's results dvc.lock records are fetched too, as the local form links them in: what
-    their fingerprint finds current (a trained model, a domain cell) is not computed again, on
+    """``call(root, phases)``, the work of citeworth stage ``name`` (or just dvc.yaml stage
+    ``dvc_stage``), with its inputs fetched before and its outputs sent after (the remote form). With
+    ``reuse`` the stage's results dvc.lock records are fetched too, as the local form links them in:
+    what their fingerprint finds current (a trained model, a domain cell) is not computed again, on
     whichever host it was computed before. (Curated shards are found in the shard store instead.)
     A task that writes a part of its stage's folders (a shard, a domain cell) names its files with
-    ``part(root)``: only they are sent."""
+    ``part(root)``: only they are sent. The log ends with the seconds of each phase."""
     from citeworth.orchestration import outputs, runs
+    from citeworth.orchestration.phases import Phases
 
-    stages = [dvc_stage] if dvc_stage else runs.running(runs.plan_of(_workspace()), name)
-    root = prepared_workspace(stages)
-    if reuse and _remote_form():
-        outputs.pull_locked(root, stages, _dvc_remote_of_run(), allow_missing=True)
-    result = call(root)
-    _send_outputs(root, stages, part(root) if part else None)
+    phases = Phases()
+    with phases("join"):
+        stages = [dvc_stage] if dvc_stage else runs.running(runs.plan_of(_workspace()), name)
+    with phases("fetch"):
+        root = prepared_workspace(stages)
+        if reuse and _remote_form():
+            outputs.pull_locked(root, remote=_dvc_remote_of_run(), stages=stages, allow_missing=True)
+    result = call(root, phases)
+    with phases("send"):
+        _send_outputs(root, stages, part(root) if part else None)
+    phases.log()
     return result
 
 
@@ -270,7 +276,8 @@ def _run_unless_current(name: str, overrides: dict[str, Any] | None = None,
     if runs.is_current(_workspace(), name, dvc_stage):
         log.info("%s current in the run's plan: skipped", dvc_stage or name)
         return {"skipped": True}
-    return _in_workspace(name, lambda root: workspace.run_stage(root, name, overrides or {}), dvc_stage)
+    return _in_workspace(name, lambda root, phases: workspace.run_stage(root, name, overrides or {}, phases),
+                         dvc_stage)
 
 
 @task
@@ -311,7 +318,7 @@ def curate_shard(name: str, shard: str) -> dict[str, Any]:
     """Curate one shard: a mapped task per shard, so shards spread over workers."""
     from citeworth.orchestration import workspace
 
-    return _in_workspace(name, lambda root: workspace.curate_shard(root, name, shard),
+    return _in_workspace(name, lambda root, phases: workspace.curate_shard(root, name, shard, phases),
                          part=lambda root: workspace.shard_files(root, name, shard))
 
 
@@ -338,7 +345,8 @@ def train_model(model: str) -> Any:
     check, as for a domain cell: parallel tasks never consult DVC)."""
     from citeworth.orchestration import workspace
 
-    return _in_workspace("train", lambda root: workspace.run_stage(root, "train", {"models": [model]}),
+    overrides = {"models": [model]}
+    return _in_workspace("train", lambda root, phases: workspace.run_stage(root, "train", overrides, phases),
                          dvc_stage=f"train@{model}", reuse=True)
 
 
@@ -355,8 +363,9 @@ def domain_cell(cell: list[str]) -> Any:
     """Train on one field, test on another; a cell whose fingerprinted result is current is a no-op."""
     from citeworth.orchestration import workspace
 
-    return _in_workspace("domains", lambda root: workspace.run_stage(root, "domains", {"cells": [cell],
-                                                                                     "aggregate": False}),
+    overrides = {"cells": [cell], "aggregate": False}
+    return _in_workspace("domains",
+                         lambda root, phases: workspace.run_stage(root, "domains", overrides, phases),
                          reuse=True, part=lambda root: workspace.cell_files(root, cell))
 
 

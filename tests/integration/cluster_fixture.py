@@ -111,12 +111,7 @@ class RunningCluster:
                     f"{self.task_instances(dag_id, run_id)}")
 
     def s3(self):
-        import boto3
-
-        keys = self.cluster.secrets()
-        return boto3.client("s3", endpoint_url=self.s3_endpoint, region_name="us-east-1",
-                            aws_access_key_id=keys["CITEWORTH_S3_ACCESS_KEY"],
-                            aws_secret_access_key=keys["CITEWORTH_S3_SECRET_KEY"])
+        return self.cluster.s3()
 
     def wait_for_log(self, key: str, timeout_s: float = 60) -> str:
         """The task log at ``key`` in the logs bucket (a worker uploads it once the task has ended)."""
