@@ -23,7 +23,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from citeworth.core.errors import StageFailed
-from citeworth.orchestration.versioning import dvc
 
 if TYPE_CHECKING:
     from dvc_data.hashfile.db import HashFileDB
@@ -136,13 +135,24 @@ def pull_outputs(workspace: Path, produced: Mapping[str, list[str]], remote: str
         log.info("outputs fetched from the DVC remote: %s", sorted(produced))
 
 
-def pull_locked(workspace: Path, targets: Iterable[str], remote: str | None = None,
-                allow_missing: bool = False) -> None:
-    """``dvc pull`` of outputs (paths, or stage names for all of a stage's) the workspace's dvc.lock
-    records: those the run did not rebuild, or earlier results a stage may find current."""
-    if targets := sorted(set(targets)):
-        dvc(workspace, "pull", "--quiet", *(["--remote", remote] if remote else []),
-            *(["--allow-missing"] if allow_missing else []), *targets)
+def pull_locked(workspace: Path, paths: Iterable[str] = (), remote: str | None = None, *,
+                stages: Iterable[str] = (), allow_missing: bool = False) -> None:
+    """``dvc pull`` of outputs the workspace's dvc.lock records (``paths``, and all of each of the
+    dvc.yaml ``stages``): those the run did not rebuild, or earlier results a stage may find current.
+    In this process (a ``dvc`` subprocess costs an interpreter and DVC's import per task); the
+    targets are absolute, since DVC resolves relative ones against the process's directory."""
+    targets = sorted({str(workspace / path) for path in paths}
+                     | {f"{workspace / 'dvc.yaml'}:{stage}" for stage in stages})
+    if not targets:
+        return
+    from dvc.exceptions import DvcException
+    from dvc.repo import Repo
+
+    try:
+        with Repo(str(workspace)) as repo:
+            repo.pull(targets=targets, remote=remote, allow_missing=allow_missing)
+    except DvcException as exc:
+        raise StageFailed(f"dvc pull in {workspace} failed: {exc}") from exc
 
 
 def _send(cache: HashFileDB, odb: HashFileDB, obj: HashFile) -> None:
