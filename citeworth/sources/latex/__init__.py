@@ -2,7 +2,8 @@
 
 Modules: ``files`` (archives and members, in memory, bounded), ``project`` (main file, flattening
 of ``\\input``/``\\include``, the source map, masked regions), ``macros`` (user definitions and
-citation aliases), ``parser`` (pylatexenc -> paragraphs, citations, regions), ``bibliography``
+citation aliases), ``vocabulary`` (the commands and environments the parser knows, by kind),
+``parser`` (pylatexenc -> paragraphs, citations, regions), ``bibliography``
 (``.bbl``, ``thebibliography``, ``.bib``; stable reference ids), ``assemble`` (-> ``Paper``),
 ``reader`` (the ``arxiv_latex`` reader: a shard -> Papers and quarantined BadRecords).
 
