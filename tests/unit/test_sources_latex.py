@@ -7,6 +7,7 @@ from __future__ import annotations
 import gzip
 import io
 import json
+import re
 import tarfile
 import time
 from pathlib import Path
@@ -25,6 +26,7 @@ from citeworth.sources.latex.project import flatten
 from citeworth.sources.latex.reader import read
 
 ACMCONF = Path(__file__).resolve().parents[1] / "fixtures" / "latex209" / "acmconf.tex"
+BODY_DEFINITIONS = ACMCONF.parents[1] / "latex_body_definitions"
 
 MAIN = r"""\documentclass{article}
 \usepackage{natbib}
@@ -432,6 +434,39 @@ def steps_per_character(fixture: str):
     source = (ACMCONF.parent / fixture).read_text()
     deadline = Deadline()
     return parse(flatten({"main.tex": source}, "main.tex"), deadline), deadline.steps / len(source)
+
+
+def test_environments_defined_after_begin_document_are_read_with_linear_work():
+    """quant-ph/9802040's pattern: 11 ``\\newenvironment{thm}{\\begin{theorem}}{\\end{theorem}}`` and
+    22 ``\\newcommand{\\bthm}{\\begin{theorem}}``-style shorthands defined after
+    ``\\begin{document}``. pylatexenc's work grew about exponentially with their number (parsing
+    the bodies, and the shorthands' names as the delimiters they stand for): the paper was
+    quarantined at the reader's limit. Now it is read, every statement and citation in it, with
+    the work of the same paper whose definitions are in the preamble (which is not parsed)."""
+    [paper] = read_paper_items(BODY_DEFINITIONS)  # within the reader's TIME_LIMIT, or latex_timeout
+    assert isinstance(paper, Paper), paper
+    assert [p.section for p in paper.paragraphs] == ["Introduction", "Results", "Proofs"]
+    text = " ".join(p.text for p in paper.paragraphs)
+    sentences = re.findall(r"[A-Z][^.]*\.(?= |$)", text)
+    assert len(sentences) == 3 + 11 + 11  # the introduction's, each environment's, each shorthand's
+    assert "Bound entangled states cannot be distilled at all" in text and text.endswith("pure states.")
+    spans = [span for p in paper.paragraphs for span in p.cite_spans]
+    assert len(spans) == 10 and len({s.ref_id for s in spans}) == 7 == len(paper.bib_entries)
+    assert all(s.ref_id in paper.bib_entries for s in spans)
+
+    source = (BODY_DEFINITIONS / "main.tex").read_text()
+    definitions = "".join(re.findall(r"^\\new(?:environment|command)\{.*\n", source, re.M))
+    assert definitions.count("\n") == 33
+    begin = "\\begin{document}"
+    in_preamble = source.replace(definitions, "").replace(begin, definitions + begin)
+    work, preamble_work = (steps_of(text) for text in (source, in_preamble))
+    assert work < 1.3 * preamble_work  # was > 1,000 times as much (benchmarks/latex_definitions.py)
+
+
+def steps_of(source: str) -> int:
+    deadline = Deadline()
+    parse(flatten({"main.tex": source}, "main.tex"), deadline)
+    return deadline.steps
 
 
 def test_the_time_limit_holds_inside_the_parse_and_the_shard_goes_on(tmp_path):

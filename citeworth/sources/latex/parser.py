@@ -36,12 +36,19 @@ from pylatexenc import latexwalker, macrospec
 from pylatexenc.latex2text import LatexNodes2Text
 
 from citeworth.sources.base import RecordError
-from citeworth.sources.latex.macros import MacroDef, argspec, collect_definitions, substitute
+from citeworth.sources.latex.macros import (
+    MacroDef,
+    argspec,
+    collect_definitions,
+    definition_sites,
+    substitute,
+)
 from citeworth.sources.latex.project import (
     BEGIN_DOCUMENT,
     FlatSource,
     Region,
     SourcePosition,
+    blank,
     comment_regions,
     strip_comments,
 )
@@ -188,12 +195,15 @@ def parse(source: FlatSource, deadline: Deadline | None = None, fragment: bool =
 class _LatexWalker(latexwalker.LatexWalker):
     """pylatexenc's walker with two additions at every token it reads: the deadline's step, and
     environment shorthands (``\\be`` for ``\\begin{equation}``: ``shorthands``, name -> the
-    delimiter) read as the delimiter they stand for."""
+    delimiter) read as the delimiter they stand for -- but not where a definition names them
+    (``defined_at``: offsets of the names' backslashes)."""
 
-    def __init__(self, text: str, context, deadline: Deadline, shorthands: dict[str, tuple[str, str]]):
+    def __init__(self, text: str, context, deadline: Deadline, shorthands: dict[str, tuple[str, str]],
+                 defined_at: frozenset[int] = frozenset()):
         super().__init__(text, latex_context=context, tolerant_parsing=True)
         self.deadline = deadline
         self.shorthands = shorthands
+        self.defined_at = defined_at
 
     def get_token(self, pos, include_brace_chars=None, environments=True, keep_inline_math=None,
                   parsing_state=None, **kwargs):
@@ -201,7 +211,7 @@ class _LatexWalker(latexwalker.LatexWalker):
         token = super().get_token(pos, include_brace_chars, environments, keep_inline_math, parsing_state,
                                   **kwargs)
         shorthand = self.shorthands.get(token.arg) if token.tok == "macro" and environments else None
-        if shorthand is None:
+        if shorthand is None or token.pos in self.defined_at:
             return token
         kind, environment = shorthand
         return latexwalker.LatexToken(tok=f"{kind}_environment", arg=environment, pos=token.pos,
@@ -283,10 +293,14 @@ class _Walker:
 
     def document(self, fragment: bool = False) -> TexDocument:
         """Parse the body; of the preamble only the title and an abstract (parsing the preamble's
-        definitions would cost time for nothing: they are read by ``collect_definitions``)."""
-        text = self.source.parse_text
+        definitions would cost time for nothing: they are read by ``collect_definitions``). The
+        bodies of definitions anywhere are blanked for pylatexenc: each is parsed where its macro
+        is used (``_user_macro``), never where it is defined (see ``definition_sites``)."""
+        sites = definition_sites(self.source.parse_text)
+        bodies = [Region("definition", start, end) for start, end in sites.bodies]
+        text = blank(self.source.parse_text, bodies)
         begin = BEGIN_DOCUMENT.search(strip_comments(text))
-        walker = _LatexWalker(text, self.context, self.deadline, self.shorthands)
+        walker = _LatexWalker(text, self.context, self.deadline, self.shorthands, sites.names)
         if fragment and begin is None:
             self.walk(self._read_nodes(walker, 0, None), None)
             return self._finish()
