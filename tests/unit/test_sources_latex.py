@@ -27,6 +27,7 @@ from citeworth.sources.latex.reader import read
 
 ACMCONF = Path(__file__).resolve().parents[1] / "fixtures" / "latex209" / "acmconf.tex"
 BODY_DEFINITIONS = ACMCONF.parents[1] / "latex_body_definitions"
+SPLNCS04 = ACMCONF.parents[1] / "latex_splncs04"
 
 MAIN = r"""\documentclass{article}
 \usepackage{natbib}
@@ -274,6 +275,33 @@ Ann Smith and Bob Jones. 2001.
     assert bbl["other"].stable_id == "doi:10.1000/xyz"
     bib = read_bib("@article{MixedCase, title={T}}")
     assert list(bib) == ["mixedcase"]  # BibTeX keys are case-insensitive
+
+
+def test_splncs04_bbl_titles_come_from_the_bib_beside_it_else_from_the_entry():
+    """Springer's splncs04 writes ``Author, A.: Title. In: Venue...`` with no ``\\newblock``: every
+    entry's title was None. An entry takes the title of the ``.bib`` entry of its key; without one
+    (manning2008ir is not in papers.bib), the title after the authors' colon, as it takes it from
+    the ``\\newblock`` structure in other styles."""
+    bbl = read_bbl((SPLNCS04 / "main.bbl").read_text(), "bbl")
+    assert {key: reference.title for key, reference in bbl.items()} == {
+        "devlin2019bert": "BERT: Pre-training of deep bidirectional transformers for language understanding",
+        "lo2020s2orc": "S2ORC: The semantic scholar open research corpus",
+        "manning2008ir": "Introduction to Information Retrieval",
+        "vaswani2017attention": "Attention is all you need",
+        "wright2021citeworth": "CiteWorth: Cite-worthiness detection for improved scientific document "
+                               "understanding",
+        "ye2019bp": "BP-transformer: Modelling long-range context via binary partitioning"}
+    assert bbl["devlin2019bert"].authors == ("Devlin", "Chang", "Lee", "Toutanova")
+    assert bbl["ye2019bp"].stable_id == "arxiv:1911.04070"
+    blocks = read_bbl("\\bibitem{k} Author, A.: Title of the work.\n\\newblock In: Venue. pp. 1--10. "
+                      "Publisher (2020)", "bbl")
+    assert blocks["k"].title == "Title of the work" and blocks["k"].authors == ("Author",)
+
+    [paper] = read_paper_items(SPLNCS04)
+    bib = read_bib((SPLNCS04 / "papers.bib").read_text())
+    expected = {bib.get(key).title if key in bib else bbl[key].title for key in bbl}
+    assert {entry.title for entry in paper.bib_entries.values()} == expected
+    assert "Attention is All you Need" in expected  # the .bib's, not the .bbl's rendering
 
 
 def test_biblatex_bbl_entries():
