@@ -211,6 +211,15 @@ def test_a_fragment_without_document_body_is_read_whole_only_when_asked(tmp_path
     assert [p.text for p in full.paragraphs] == [p.text for p in parse_tex_files(project()).paragraphs]
 
 
+def test_a_main_file_given_is_read_as_latex_whatever_its_name_unless_it_is_binary():
+    """``check --syntax tex notes.txt`` and a binary ``figure.tex`` were ``KeyError``s."""
+    draft = rb"\documentclass{article}\begin{document}Hi \cite{x}.\end{document}"
+    doc = parse_tex_files({"notes.txt": draft}, "notes.txt")
+    assert doc.cited_keys == ["x"]
+    with pytest.raises(RecordError, match="figure.tex is binary data"):
+        parse_tex_files({"figure.tex": b"\x89PNG\x00"}, "figure.tex")
+
+
 def test_a_malformed_symbol_macro_costs_its_text_not_the_paper():
     """``\\sqrt[`` with no argument made pylatexenc's text conversion raise KeyError: a crash
     (``latex_error`` in a shard, a traceback from ``citeworth check``), found by fuzzing."""
