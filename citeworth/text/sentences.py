@@ -35,6 +35,7 @@ _WORD = re.compile(r"\w")
 Bounds = tuple[int, int]  # [start, end) of a sentence, without surrounding whitespace
 _SCISPACY_ABBREVIATIONS = frozenset(ABBREVIATIONS)
 _ET_END = re.compile(r"(?<![\w.])et\.\Z")
+_AL_START = re.compile(r"al\b")
 
 
 def load_pipeline(spacy_model: str | None = None) -> Language:
@@ -136,10 +137,11 @@ def _stripped(text: str, start: int, end: int) -> Bounds | None:
 
 def join_et_al(text: str, bounds: Sequence[Bounds]) -> list[Bounds]:
     """Join the sentences cut at "et. al." (authors' typo for "et al.", common in real papers), which
-    pysbd and spaCy's models take for a sentence end: "... and Ye et." | "al. [17] did too." """
+    pysbd and spaCy's models take for a sentence end: "... and Ye et." | "al. [17] did too." (or
+    "al, ...", "al (2019) ...")."""
     joined: list[Bounds] = []
     for start, end in bounds:
-        if joined and text.startswith("al.", start) and _ET_END.search(text, *joined[-1]):
+        if joined and _AL_START.match(text, start) and _ET_END.search(text, *joined[-1]):
             joined[-1] = (joined[-1][0], end)
         else:
             joined.append((start, end))

@@ -70,11 +70,12 @@ def test_et_dot_al_does_not_end_a_sentence(splitter):
     article: "Moghaddami et. al. [514]"): pysbd ended the sentence at "et."; only a cut between
     "et." and "al." is joined."""
     texts = ["Prior work by Guo and Ye et. al. [17] studied this. Another sentence follows.",
-             "The scientific colour maps developed by Crameri et. al. {{cite:c568}} are used here."]
+             "The scientific colour maps developed by Crameri et. al. {{cite:c568}} are used here.",
+             "As shown by Ye et. al, the model works."]
     split = splitter.split(texts)
     found = [[text[a:b] for a, b in bounds] for text, bounds in zip(texts, split, strict=True)]
     assert found == [["Prior work by Guo and Ye et. al. [17] studied this.", "Another sentence follows."],
-                     [texts[1]]]
+                     [texts[1]], [texts[2]]]
     assert join_et_al("The budget. al. Then.", [(0, 11), (12, 21)]) == [(0, 11), (12, 21)]  # not "et."
 
 
