@@ -500,6 +500,18 @@ def test_environments_defined_after_begin_document_are_read_with_linear_work():
     assert work < 1.3 * preamble_work  # was > 1,000 times as much (benchmarks/latex_definitions.py)
 
 
+def test_a_def_shorthand_defined_in_the_body_is_not_read_as_its_delimiter_where_defined():
+    """``\\def\\ee{\\end{equation}}`` after ``\\begin{document}``: the name was read as the
+    ``\\end{equation}`` it stands for, and the paper came out without a paragraph."""
+    source = ("\\documentclass{article}\\begin{document}\n"
+              "\\def\\be{\\begin{equation}}\\def\\ee{\\end{equation}}\n"
+              "\\section{Intro}\nText \\cite{k1}\n\\be x = 1 \\ee\nand more \\cite{k2}.\n\nNext paragraph.\n"
+              "\\end{document}\n")
+    doc = parse_tex_files({"main.tex": source.encode()})
+    assert [(p.section, p.text.split()[0]) for p in doc.paragraphs] == [("Intro", "Text"), ("Intro", "Next")]
+    assert doc.cited_keys == ["k1", "k2"] and doc.paragraphs[0].formulas[0].latex == "\\be x = 1 \\ee"
+
+
 def steps_of(source: str) -> int:
     deadline = Deadline()
     parse(flatten({"main.tex": source}, "main.tex"), deadline)
