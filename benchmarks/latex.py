@@ -49,9 +49,9 @@ from citeworth.corpora.export.stage import ExportParams, export
 from citeworth.sources import InputSpec, discover_shards
 from citeworth.sources.latex import TexDocument, parse_tex_file, parse_tex_files
 from citeworth.sources.latex.files import iter_sources
-from citeworth.sources.latex.parser import CITE_COMMANDS, MULTI_CITES
 from citeworth.sources.latex.project import find_main, flatten, strip_comments, tex_texts
 from citeworth.sources.latex.reader import read, read_paper
+from citeworth.sources.latex.vocabulary import CITE_COMMANDS, MULTI_CITES
 from citeworth.sources.unarxive import PLACEHOLDER
 from citeworth.text.sentences import SentenceSplitter
 

@@ -8,7 +8,7 @@ import logging
 import sys
 from pathlib import Path
 
-from citeworth.core.errors import StageFailed
+from citeworth.core.errors import InputError, StageFailed
 from citeworth.core.params import ParamsError, parse_assignments
 from citeworth.core.processes import LOG_FORMAT
 from citeworth.download.redaction import install_log_redaction
@@ -92,7 +92,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.workers is not None:
             overrides["workers"] = args.workers
         summary = run_stage(args.stage, overrides, args.params)
-    except (ParamsError, UnknownStage) as exc:
+    except (ParamsError, UnknownStage, InputError) as exc:
         print(f"citeworth: {exc}", file=sys.stderr)
         return 2
     except StageFailed as exc:

@@ -55,6 +55,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
+from citeworth.core.errors import InvalidSetting
 from citeworth.core.io import atomic_write, dumps, write_json
 
 if TYPE_CHECKING:
@@ -122,13 +123,13 @@ def configured_store(start: Path | None = None) -> LocalShardStore | S3ShardStor
 
 
 def store_limit() -> int:
-    """``$CITEWORTH_SHARD_STORE_LIMIT`` in bytes (``DEFAULT_LIMIT`` when unset); ValueError naming
-    the variable when it is not a positive size."""
+    """``$CITEWORTH_SHARD_STORE_LIMIT`` in bytes (``DEFAULT_LIMIT`` when unset); InvalidSetting
+    naming the variable when it is not a positive size."""
     text = os.environ.get(LIMIT_ENV) or DEFAULT_LIMIT
     try:
         return parse_size(text)
     except ValueError as exc:
-        raise ValueError(f"{LIMIT_ENV}: {exc}; {STORE_ENV}=off turns the store off") from None
+        raise InvalidSetting(f"{LIMIT_ENV}: {exc}; {STORE_ENV}=off turns the store off") from None
 
 
 def parse_size(text: str) -> int:

@@ -40,6 +40,7 @@ from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 
+from citeworth.core.errors import MissingInput
 from citeworth.core.paper import Paper
 from citeworth.sources import jats, s2_api, s2orc, s2orc_legacy, tei, unarxive
 from citeworth.sources.base import BadRecord, InputSpec, Shard
@@ -72,7 +73,7 @@ def discover_shards(
         raise ValueError(f"unknown reader {reader!r}; readers: {', '.join(READERS)}")
     files = _matches(glob, folders=reader == "arxiv_latex")
     if not files:
-        raise FileNotFoundError(f"{reader}: no files match {glob!r} (relative to {os.getcwd()}); "
+        raise MissingInput(f"{reader}: no files match {glob!r} (relative to {os.getcwd()}); "
                                 "has the download stage run?")
     shards = _unique_names(_DISCOVER[reader](files, metadata, release))
     return sorted(shards, key=lambda shard: shard.name)
@@ -148,7 +149,7 @@ def _s2orc_legacy(files: list[str], metadata: str | None, release: str | None) -
         if path not in by_kind[match.group(1)][match.group(2)]:
             by_kind[match.group(1)][match.group(2)].append(path)
     if not by_kind["pdf_parses"]:
-        raise FileNotFoundError(f"s2orc_legacy: no pdf_parses_N.jsonl.gz among {len(files)} matched file(s)")
+        raise MissingInput(f"s2orc_legacy: no pdf_parses_N.jsonl.gz among {len(files)} matched file(s)")
     shards = []
     for number, parses in sorted(by_kind["pdf_parses"].items()):
         partners = by_kind["metadata"].get(number, [])
@@ -220,8 +221,7 @@ def _one_file(pattern: str | None, reader: str) -> str | None:
         return None
     found = _matches(pattern)
     if len(found) != 1:
-        raise FileNotFoundError(f"{reader}: metadata {pattern!r} must name exactly one file; "
-                                f"it matches {found}")
+        raise MissingInput(f"{reader}: metadata {pattern!r} must name exactly one file; it matches {found}")
     return found[0]
 
 

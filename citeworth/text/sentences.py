@@ -9,7 +9,8 @@ For the default pipeline, ``SentenceSplitter`` computes the boundaries ``pysbd_s
 ``doc.sents`` give straight from the tokens' offsets and pysbd's sentences, without the
 per-token Python objects scispacy's component creates (its loop and ``doc.sents`` cost as much
 as the tokenizer); pysbd itself runs with compiled patterns (see pysbd_regex.py). Tests compare
-both with the stock pipeline on real papers.
+both with the stock pipeline on real papers. Either way a cut at "et. al." is joined again
+(``join_et_al``).
 """
 
 from __future__ import annotations
@@ -33,6 +34,8 @@ _WHITESPACE_TO_SPACES = {c: " " for c in range(0x3001) if chr(c).isspace() and c
 _WORD = re.compile(r"\w")
 Bounds = tuple[int, int]  # [start, end) of a sentence, without surrounding whitespace
 _SCISPACY_ABBREVIATIONS = frozenset(ABBREVIATIONS)
+_ET_END = re.compile(r"(?<![\w.])et\.\Z")
+_AL_START = re.compile(r"al\b")
 
 
 def load_pipeline(spacy_model: str | None = None) -> Language:
@@ -88,10 +91,12 @@ class SentenceSplitter:
         flat = (text.translate(_WHITESPACE_TO_SPACES) for text in texts)
         if self._segmenter is None:
             for doc in self.nlp.pipe(flat, batch_size=self.batch_size):
-                yield [b for sent in doc.sents if (b := _stripped(doc.text, sent.start_char, sent.end_char))]
+                text = doc.text
+                yield join_et_al(text, [b for sent in doc.sents
+                                        if (b := _stripped(text, sent.start_char, sent.end_char))])
         else:
             for text in flat:
-                yield self._pysbd_sentences(text, self.nlp.tokenizer(text))
+                yield join_et_al(text, self._pysbd_sentences(text, self.nlp.tokenizer(text)))
 
     def _pysbd_sentences(self, text: str, doc: Doc) -> list[Bounds]:
         """What scispacy's ``pysbd_sentencizer`` then ``doc.sents`` give, from token offsets: a
@@ -128,6 +133,19 @@ def _stripped(text: str, start: int, end: int) -> Bounds | None:
         return None
     start += len(piece) - len(piece.lstrip())
     return start, start + len(core)
+
+
+def join_et_al(text: str, bounds: Sequence[Bounds]) -> list[Bounds]:
+    """Join the sentences cut at "et. al." (authors' typo for "et al.", common in real papers), which
+    pysbd and spaCy's models take for a sentence end: "... and Ye et." | "al. [17] did too." (or
+    "al, ...", "al (2019) ...")."""
+    joined: list[Bounds] = []
+    for start, end in bounds:
+        if joined and _AL_START.match(text, start) and _ET_END.search(text, *joined[-1]):
+            joined[-1] = (joined[-1][0], end)
+        else:
+            joined.append((start, end))
+    return joined
 
 
 def attach_citation_only(text: str, bounds: Sequence[Bounds], spans: Sequence[Bounds]) -> list[Bounds]:

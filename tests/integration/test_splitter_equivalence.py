@@ -1,7 +1,8 @@
 """The fast sentence splitting gives exactly the sentences of the stock pipeline: pysbd with its
 compiled-pattern ``re`` gives pysbd's own output, SentenceSplitter's boundaries equal scispacy's
-``pysbd_sentencizer`` + ``doc.sents``, and the curation's records and funnel are byte-identical --
-on real papers of the mirror (unarXive, PLOS, PMC)."""
+``pysbd_sentencizer`` + ``doc.sents`` (each with the join of a cut at "et. al.", ``join_et_al``), and
+the curation's records and funnel are byte-identical -- on real papers of the mirror (unarXive,
+PLOS, PMC)."""
 
 from __future__ import annotations
 
@@ -19,7 +20,7 @@ from citeworth.curate.config import CurationConfig
 from citeworth.curate.engine import Curator
 from citeworth.sources import BadRecord, discover_shards, read_shard
 from citeworth.text import pysbd_regex
-from citeworth.text.sentences import _WHITESPACE_TO_SPACES, SentenceSplitter, _stripped
+from citeworth.text.sentences import _WHITESPACE_TO_SPACES, SentenceSplitter, _stripped, join_et_al
 
 CORPORA = [("unarxive", "github/IllDepence/unarXive/doc/unarXive_data_sample.tar.gz"),
            ("jats", "github/PLOS/allofplos/allofplos/starter_corpus/*.xml"),
@@ -78,14 +79,16 @@ def test_pysbd_with_cached_patterns_segments_exactly_as_without(paragraphs, spli
 @pytest.mark.slow
 def test_sentence_bounds_equal_the_stock_scispacy_pipeline(paragraphs, splitter):
     with pysbd_regex.stock():
-        stock = [[b for sent in doc.sents if (b := _stripped(doc.text, sent.start_char, sent.end_char))]
+        stock = [join_et_al(doc.text, [b for sent in doc.sents
+                                       if (b := _stripped(doc.text, sent.start_char, sent.end_char))])
                  for doc in splitter.nlp.pipe(paragraphs)]
     assert list(splitter.split(paragraphs)) == stock
     assert sum(map(len, stock)) > 3 * len(stock)
 
 
 class StockSplitter:
-    """The splitting before the speed-up: scispacy's component, ``doc.sents``, pysbd's own ``re``."""
+    """The splitting before the speed-up: scispacy's component, ``doc.sents``, pysbd's own ``re``
+    (and the same join of a cut at "et. al.")."""
 
     def __init__(self, splitter: SentenceSplitter):
         self.nlp = splitter.nlp
@@ -94,7 +97,8 @@ class StockSplitter:
         with pysbd_regex.stock():
             docs = list(self.nlp.pipe(text.translate(_WHITESPACE_TO_SPACES) for text in texts))
         for doc in docs:
-            yield [b for sent in doc.sents if (b := _stripped(doc.text, sent.start_char, sent.end_char))]
+            yield join_et_al(doc.text, [b for sent in doc.sents
+                                        if (b := _stripped(doc.text, sent.start_char, sent.end_char))])
 
 
 @pytest.mark.slow

@@ -10,6 +10,8 @@ import json
 import random
 import re
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import jsonschema
@@ -131,6 +133,17 @@ def test_usage_errors_and_unreadable_inputs_exit_2_with_a_clear_message(model_di
     assert "binary.txt: binary data" in err
     assert "broken.tex: cannot parse LaTeX (latex_parse_error)" in err
     assert f"{tmp_path}: cannot read: Is a directory" in err
+
+
+def test_a_binary_file_named_tex_exits_2_naming_it_without_a_traceback(tmp_path):
+    """Through the CLI as a user runs it (was ``KeyError: 'figure.tex'``): a file of binary bytes
+    named ``.tex`` is no LaTeX; the message names it, before any model is loaded."""
+    (tmp_path / "figure.tex").write_bytes(b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\xff")
+    done = subprocess.run([sys.executable, "-m", "citeworth.cli", "check", "figure.tex"], cwd=tmp_path,
+                          capture_output=True, text=True)
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert done.stderr.strip() == ("citeworth check: error: figure.tex: cannot parse LaTeX (no_main_tex): "
+                                   "figure.tex is binary data (a NUL byte), not LaTeX")
 
 
 def test_no_trained_model_says_how_to_train_one(capsys, tmp_path, monkeypatch):

@@ -5,8 +5,12 @@ rerun redoes only that shard. Shards are real unarXive papers from the mirror.""
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 
 import pytest
+import yaml
 
 from citeworth import sources
 from citeworth.core.errors import StageFailed
@@ -73,3 +77,24 @@ def test_an_error_in_one_shard_is_recorded_and_the_others_go_on(params, monkeypa
     assert funnel["shards"] == 3 and funnel["curation"]["papers"] == 12
     assert finished == {n: (out / "stats" / f"unarxive__{n}.json").stat().st_mtime_ns for n in ("a", "c")}
     assert (out / "paragraphs" / "unarxive__b.jsonl").exists()
+
+
+def test_an_input_that_names_nothing_usable_exits_2_naming_it_without_a_traceback(tmp_path, unarxive_lines):
+    """Through the CLI as a user runs it: a glob that matches no file, and a malformed
+    ``$CITEWORTH_SHARD_STORE_LIMIT``, were tracebacks (FileNotFoundError, ValueError). An optional
+    input that matches nothing stays silent: the second run gets as far as curating its shard."""
+    (tmp_path / "papers.jsonl").write_bytes(b"".join(unarxive_lines[:2]))
+    missing = {"reader": "unarxive", "glob": "raw/none/*.jsonl"}
+    first = curate_cli(tmp_path, [missing], {})
+    assert first.returncode == 2 and "Traceback" not in first.stderr
+    assert "citeworth: unarxive: no files match 'raw/none/*.jsonl'" in first.stderr
+    inputs = [{**missing, "optional": True}, {"reader": "unarxive", "glob": "papers.jsonl"}]
+    second = curate_cli(tmp_path, inputs, {"CITEWORTH_SHARD_STORE_LIMIT": "lots"})
+    assert second.returncode == 2 and "Traceback" not in second.stderr
+    assert "citeworth: CITEWORTH_SHARD_STORE_LIMIT: 'lots' is not a size" in second.stderr
+
+
+def curate_cli(project, inputs: list[dict], env: dict[str, str]) -> subprocess.CompletedProcess:
+    (project / "params.yaml").write_text(yaml.safe_dump({"curate": {"inputs": inputs, "out_dir": "interim"}}))
+    return subprocess.run([sys.executable, "-m", "citeworth.cli", "run", "curate"], cwd=project,
+                          capture_output=True, text=True, env={**os.environ, **env})

@@ -4,6 +4,7 @@ corpus, and the stage end to end on a small TEI corpus the test writes."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -12,8 +13,11 @@ from citeworth.corpora.related_work.lookup import LookupParams
 from citeworth.corpora.related_work.record import anchor_surface, build_record, fill_abstracts, paper_record
 from citeworth.corpora.related_work.sections import SectionFinder
 from citeworth.corpora.related_work.stage import DATASET_FILE, RelatedWorkParams, related_work
-from citeworth.sources import InputSpec
+from citeworth.sources import InputSpec, discover_shards
+from citeworth.sources.latex.reader import read
 from citeworth.text.sentences import SentenceSplitter
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 
 
 def para(text: str, section: str, number: str | None = None, headings: tuple[str, ...] = (),
@@ -127,6 +131,24 @@ def test_a_citation_glued_after_the_period_stays_with_its_sentence(splitter):
     record = build_record(paper, section, splitter.split)
     assert record["Sentences"] == ["Prior systems failed.%cite{[1]}%", "Ours works %cite{[2]}%%cite{[3]}%."]
     assert record["CitationAnchorList"][1] == ["Smith, 2010", "Lee, 2011"]
+
+
+def test_a_springer_latex_paper_has_its_cited_titles_and_keeps_et_dot_al_in_one_sentence(splitter):
+    """A Springer LNCS e-print (tests/fixtures/latex_splncs04): its splncs04 ``.bbl`` gave every cited
+    paper an empty title, although the ``papers.bib`` beside it has them; and "Ye et. al. [2]" (an
+    authors' typo) was cut into "... Ye et." | "al. [2]"."""
+    [shard] = discover_shards("arxiv_latex", str(FIXTURES / "latex_splncs04"))
+    [paper] = read(shard)
+    record = paper_record(paper, SectionFinder(), splitter.split)
+    assert record["CitedPaperTitle"] == {
+        "1": "BERT: Pre-training of Deep Bidirectional Transformers for Language Understanding",
+        "2": "BP-Transformer: Modelling Long-Range Context via Binary Partitioning",
+        "3": "S2ORC: The Semantic Scholar Open Research Corpus",
+        "4": "CiteWorth: Cite-Worthiness Detection for Improved Scientific Document Understanding",
+        "5": "Introduction to Information Retrieval"}  # not in papers.bib: the .bbl entry's own
+    assert record["Sentences"][1:3] == [
+        "Long documents need sparse attention, as shown by Guo and Ye et. al. %cite{[2]}%.",
+        "Open corpora of papers exist %cite{[3]}%, and cite-worthiness has been studied on them %cite{[4]}%."]
 
 
 TEI = """<TEI xmlns="http://www.tei-c.org/ns/1.0"><teiHeader><fileDesc><titleStmt><title>{title}</title>

@@ -7,6 +7,7 @@ from __future__ import annotations
 import gzip
 import io
 import json
+import re
 import tarfile
 import time
 from pathlib import Path
@@ -25,6 +26,8 @@ from citeworth.sources.latex.project import flatten
 from citeworth.sources.latex.reader import read
 
 ACMCONF = Path(__file__).resolve().parents[1] / "fixtures" / "latex209" / "acmconf.tex"
+BODY_DEFINITIONS = ACMCONF.parents[1] / "latex_body_definitions"
+SPLNCS04 = ACMCONF.parents[1] / "latex_splncs04"
 
 MAIN = r"""\documentclass{article}
 \usepackage{natbib}
@@ -208,6 +211,15 @@ def test_a_fragment_without_document_body_is_read_whole_only_when_asked(tmp_path
     assert [p.text for p in full.paragraphs] == [p.text for p in parse_tex_files(project()).paragraphs]
 
 
+def test_a_main_file_given_is_read_as_latex_whatever_its_name_unless_it_is_binary():
+    """``check --syntax tex notes.txt`` and a binary ``figure.tex`` were ``KeyError``s."""
+    draft = rb"\documentclass{article}\begin{document}Hi \cite{x}.\end{document}"
+    doc = parse_tex_files({"notes.txt": draft}, "notes.txt")
+    assert doc.cited_keys == ["x"]
+    with pytest.raises(RecordError, match="figure.tex is binary data"):
+        parse_tex_files({"figure.tex": b"\x89PNG\x00"}, "figure.tex")
+
+
 def test_a_malformed_symbol_macro_costs_its_text_not_the_paper():
     """``\\sqrt[`` with no argument made pylatexenc's text conversion raise KeyError: a crash
     (``latex_error`` in a shard, a traceback from ``citeworth check``), found by fuzzing."""
@@ -272,6 +284,33 @@ Ann Smith and Bob Jones. 2001.
     assert bbl["other"].stable_id == "doi:10.1000/xyz"
     bib = read_bib("@article{MixedCase, title={T}}")
     assert list(bib) == ["mixedcase"]  # BibTeX keys are case-insensitive
+
+
+def test_splncs04_bbl_titles_come_from_the_bib_beside_it_else_from_the_entry():
+    """Springer's splncs04 writes ``Author, A.: Title. In: Venue...`` with no ``\\newblock``: every
+    entry's title was None. An entry takes the title of the ``.bib`` entry of its key; without one
+    (manning2008ir is not in papers.bib), the title after the authors' colon, as it takes it from
+    the ``\\newblock`` structure in other styles."""
+    bbl = read_bbl((SPLNCS04 / "main.bbl").read_text(), "bbl")
+    assert {key: reference.title for key, reference in bbl.items()} == {
+        "devlin2019bert": "BERT: Pre-training of deep bidirectional transformers for language understanding",
+        "lo2020s2orc": "S2ORC: The semantic scholar open research corpus",
+        "manning2008ir": "Introduction to Information Retrieval",
+        "vaswani2017attention": "Attention is all you need",
+        "wright2021citeworth": "CiteWorth: Cite-worthiness detection for improved scientific document "
+                               "understanding",
+        "ye2019bp": "BP-transformer: Modelling long-range context via binary partitioning"}
+    assert bbl["devlin2019bert"].authors == ("Devlin", "Chang", "Lee", "Toutanova")
+    assert bbl["ye2019bp"].stable_id == "arxiv:1911.04070"
+    blocks = read_bbl("\\bibitem{k} Author, A.: Title of the work.\n\\newblock In: Venue. pp. 1--10. "
+                      "Publisher (2020)", "bbl")
+    assert blocks["k"].title == "Title of the work" and blocks["k"].authors == ("Author",)
+
+    [paper] = read_paper_items(SPLNCS04)
+    bib = read_bib((SPLNCS04 / "papers.bib").read_text())
+    expected = {bib.get(key).title if key in bib else bbl[key].title for key in bbl}
+    assert {entry.title for entry in paper.bib_entries.values()} == expected
+    assert "Attention is All you Need" in expected  # the .bib's, not the .bbl's rendering
 
 
 def test_biblatex_bbl_entries():
@@ -432,6 +471,51 @@ def steps_per_character(fixture: str):
     source = (ACMCONF.parent / fixture).read_text()
     deadline = Deadline()
     return parse(flatten({"main.tex": source}, "main.tex"), deadline), deadline.steps / len(source)
+
+
+def test_environments_defined_after_begin_document_are_read_with_linear_work():
+    """quant-ph/9802040's pattern: 11 ``\\newenvironment{thm}{\\begin{theorem}}{\\end{theorem}}`` and
+    22 ``\\newcommand{\\bthm}{\\begin{theorem}}``-style shorthands defined after
+    ``\\begin{document}``. pylatexenc's work grew about exponentially with their number (parsing
+    the bodies, and the shorthands' names as the delimiters they stand for): the paper was
+    quarantined at the reader's limit. Now it is read, every statement and citation in it, with
+    the work of the same paper whose definitions are in the preamble (which is not parsed)."""
+    [paper] = read_paper_items(BODY_DEFINITIONS)  # within the reader's TIME_LIMIT, or latex_timeout
+    assert isinstance(paper, Paper), paper
+    assert [p.section for p in paper.paragraphs] == ["Introduction", "Results", "Proofs"]
+    text = " ".join(p.text for p in paper.paragraphs)
+    sentences = re.findall(r"[A-Z][^.]*\.(?= |$)", text)
+    assert len(sentences) == 3 + 11 + 11  # the introduction's, each environment's, each shorthand's
+    assert "Bound entangled states cannot be distilled at all" in text and text.endswith("pure states.")
+    spans = [span for p in paper.paragraphs for span in p.cite_spans]
+    assert len(spans) == 10 and len({s.ref_id for s in spans}) == 7 == len(paper.bib_entries)
+    assert all(s.ref_id in paper.bib_entries for s in spans)
+
+    source = (BODY_DEFINITIONS / "main.tex").read_text()
+    definitions = "".join(re.findall(r"^\\new(?:environment|command)\{.*\n", source, re.M))
+    assert definitions.count("\n") == 33
+    begin = "\\begin{document}"
+    in_preamble = source.replace(definitions, "").replace(begin, definitions + begin)
+    work, preamble_work = (steps_of(text) for text in (source, in_preamble))
+    assert work < 1.3 * preamble_work  # was > 1,000 times as much (benchmarks/latex_definitions.py)
+
+
+def test_a_def_shorthand_defined_in_the_body_is_not_read_as_its_delimiter_where_defined():
+    """``\\def\\ee{\\end{equation}}`` after ``\\begin{document}``: the name was read as the
+    ``\\end{equation}`` it stands for, and the paper came out without a paragraph."""
+    source = ("\\documentclass{article}\\begin{document}\n"
+              "\\def\\be{\\begin{equation}}\\def\\ee{\\end{equation}}\n"
+              "\\section{Intro}\nText \\cite{k1}\n\\be x = 1 \\ee\nand more \\cite{k2}.\n\nNext paragraph.\n"
+              "\\end{document}\n")
+    doc = parse_tex_files({"main.tex": source.encode()})
+    assert [(p.section, p.text.split()[0]) for p in doc.paragraphs] == [("Intro", "Text"), ("Intro", "Next")]
+    assert doc.cited_keys == ["k1", "k2"] and doc.paragraphs[0].formulas[0].latex == "\\be x = 1 \\ee"
+
+
+def steps_of(source: str) -> int:
+    deadline = Deadline()
+    parse(flatten({"main.tex": source}, "main.tex"), deadline)
+    return deadline.steps
 
 
 def test_the_time_limit_holds_inside_the_parse_and_the_shard_goes_on(tmp_path):

@@ -3,6 +3,8 @@ S2 fields of study and arXiv categories to exactly one CiteWorth field."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from citeworth.text.fields import (
@@ -13,6 +15,8 @@ from citeworth.text.fields import (
     plos_terms_listed,
 )
 from citeworth.text.sections import SectionFilter, appendix_a_titles, normalize_title
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 
 
 def test_appendix_a_ships_with_the_package():
@@ -107,6 +111,8 @@ def test_missing_fields_and_schemes():
     ("Research and analysis methods/Imaging techniques", None),  # no discipline: no vote
     ("Veterinary science/Veterinary diseases", "Medicine"),
     ("Mathematics/Statistics", "Mathematics"),  # a v1 term with a sub-area
+    ("Medicine/Mental health/Psychology/Cognitive psychology", "Psychology"),  # v2 repeats psychology
+    ("Medicine/Mental health/Psychiatry/Schizophrenia", "Medicine"),
     ("Something unheard of", None),
 ])
 def test_plos_paths_take_the_field_of_their_longest_listed_prefix(path, field):
@@ -124,6 +130,19 @@ def test_plos_primary_field_is_the_most_voted_then_the_journal_s():
     assert assign_field("plos", [], venue="PLOS Computational Biology").field == "Biology"  # no terms
     assert assign_field("plos", [], venue="PLOS ONE").reason == "no_fields_of_study"
     assert assign_field("plos", ["Science policy"], venue="PLOS ONE").reason == "no_citeworth_field"
+
+
+def test_a_psychology_article_indexed_under_mental_health_too_is_psychology():
+    """tests/fixtures/plos/psychology.xml: PLOS's taxonomy v2 lists each of its psychology terms under
+    Medicine/Mental health/Psychology and under Social and behavioral sciences/Psychology. They voted
+    Medicine 5 / Psychology 5, a tie PLOS ONE does not break: the article was rejected."""
+    from citeworth.sources import discover_shards, read_shard
+
+    [paper] = read_shard(discover_shards("jats", str(FIXTURES / "plos" / "psychology.xml"))[0])
+    assert paper.metadata["field_scheme"] == "plos" and len(paper.fields_of_study) == 10
+    assert sum(path.startswith("Medicine/Mental health/Psychology/") for path in paper.fields_of_study) == 5
+    assert {plos_path_field(path) for path in paper.fields_of_study} == {"Psychology"}
+    assert assign_field("plos", paper.fields_of_study, venue=paper.metadata["venue_id"]).field == "Psychology"
 
 
 def test_the_plos_table_lists_every_taxonomy_term_of_the_mirrored_starter_corpus(mirror):

@@ -7,7 +7,7 @@ import pytest
 import spacy
 
 from citeworth.core.errors import StageFailed
-from citeworth.text.sentences import SentenceSplitter, attach_citation_only, join_across
+from citeworth.text.sentences import SentenceSplitter, attach_citation_only, join_across, join_et_al
 
 # S2ORC 18980463 (Genes & Development), body paragraph.
 PARAGRAPH = (
@@ -63,6 +63,20 @@ def test_a_citation_glued_to_the_period_does_not_merge_sentences(splitter):
         "Note, however, that Ehrenfest can still give significant errors, as has been found in previous "
         "work.",
         "{{cite:97375cf8}}, {{cite:ae55c07a}}"]
+
+
+def test_et_dot_al_does_not_end_a_sentence(splitter):
+    """Authors' typo "et. al." (unarXive 2212 sample: "Crameri et. al. {{cite:...}}", a PLOS ONE
+    article: "Moghaddami et. al. [514]"): pysbd ended the sentence at "et."; only a cut between
+    "et." and "al." is joined."""
+    texts = ["Prior work by Guo and Ye et. al. [17] studied this. Another sentence follows.",
+             "The scientific colour maps developed by Crameri et. al. {{cite:c568}} are used here.",
+             "As shown by Ye et. al, the model works."]
+    split = splitter.split(texts)
+    found = [[text[a:b] for a, b in bounds] for text, bounds in zip(texts, split, strict=True)]
+    assert found == [["Prior work by Guo and Ye et. al. [17] studied this.", "Another sentence follows."],
+                     [texts[1]], [texts[2]]]
+    assert join_et_al("The budget. al. Then.", [(0, 11), (12, 21)]) == [(0, 11), (12, 21)]  # not "et."
 
 
 def test_batches_keep_input_order(splitter):

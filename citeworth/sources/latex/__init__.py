@@ -2,7 +2,8 @@
 
 Modules: ``files`` (archives and members, in memory, bounded), ``project`` (main file, flattening
 of ``\\input``/``\\include``, the source map, masked regions), ``macros`` (user definitions and
-citation aliases), ``parser`` (pylatexenc -> paragraphs, citations, regions), ``bibliography``
+citation aliases), ``vocabulary`` (the commands and environments the parser knows, by kind),
+``parser`` (pylatexenc -> paragraphs, citations, regions), ``bibliography``
 (``.bbl``, ``thebibliography``, ``.bib``; stable reference ids), ``assemble`` (-> ``Paper``),
 ``reader`` (the ``arxiv_latex`` reader: a shard -> Papers and quarantined BadRecords).
 
@@ -23,6 +24,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from citeworth.sources.base import RecordError
 from citeworth.sources.latex.files import MAX_FILES, MAX_SOURCE_BYTES
 from citeworth.sources.latex.parser import (
     Citation,
@@ -33,7 +35,7 @@ from citeworth.sources.latex.parser import (
     TexParagraph,
     parse,
 )
-from citeworth.sources.latex.project import Region, SourcePosition, find_main, flatten, tex_texts
+from citeworth.sources.latex.project import Region, SourcePosition, decode, find_main, flatten, tex_texts
 
 __all__ = [
     "Citation",
@@ -54,13 +56,18 @@ def parse_tex_files(
     files: dict[str, bytes], main: str | None = None, time_limit: float | None = None, fragment: bool = False
 ) -> TexDocument:
     """Parse a LaTeX project given as ``{relative path: bytes}``; ``main`` defaults to the detected
-    main file. Raises ``citeworth.sources.base.RecordError`` (``.reason``: ``no_main_tex``,
-    ``no_document_body``, ``latex_timeout``, ``latex_parse_error``) when it cannot. ``fragment``:
-    a ``main`` without ``\\begin{document}`` (a chapter of a draft) is read whole as the body.
-    ``time_limit`` (seconds) bounds the parse, pylatexenc's included."""
+    main file (a ``main`` given is read as LaTeX whatever its name). Raises
+    ``citeworth.sources.base.RecordError`` (``.reason``: ``no_main_tex``, also for a binary
+    ``main``; ``no_document_body``, ``latex_timeout``, ``latex_parse_error``) when it cannot.
+    ``fragment``: a ``main`` without ``\\begin{document}`` (a chapter of a draft) is read whole as
+    the body. ``time_limit`` (seconds) bounds the parse, pylatexenc's included."""
     deadline = Deadline(time_limit) if time_limit is not None else None
     texts = tex_texts(files)
     main = main or find_main(files, texts)
+    if main not in texts:  # named by the caller: LaTeX whatever its name (check --syntax tex)
+        if b"\0" in files[main]:
+            raise RecordError("no_main_tex", f"{main} is binary data (a NUL byte), not LaTeX")
+        texts[main] = decode(files[main])
     return parse(flatten(texts, main), deadline, fragment)
 
 

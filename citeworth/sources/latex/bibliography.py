@@ -1,8 +1,10 @@
 """A LaTeX paper's bibliography: the ``.bbl`` of the main file, an inline ``thebibliography``, ``.bib`` files.
 
 Entries are looked up by citation key in that order of precedence (a key missing from the ``.bbl``
-is looked up in the next source). ``.bib`` keys are matched case-insensitively, as BibTeX matches
-them; only the cited entries of a ``.bib`` are the paper's references (BibTeX writes no others).
+is looked up in the next source); a ``.bbl`` or ``thebibliography`` entry takes its title from the
+``.bib`` entry of its key when there is one. ``.bib`` keys are matched case-insensitively, as
+BibTeX matches them; only the cited entries of a ``.bib`` are the paper's references (BibTeX writes
+no others).
 ``\\bibitem`` entries (natbib and plain styles) and biblatex ``.bbl`` entries (``\\entry...\\endentry``)
 are read; ``.bib`` files with bibtexparser.
 
@@ -18,7 +20,7 @@ import hashlib
 import logging
 import posixpath
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import bibtexparser
 from bibtexparser.model import DuplicateBlockKeyBlock
@@ -50,6 +52,10 @@ _BIBLIOGRAPHY_CMD = re.compile(
     r"\\(?:bibliography|addbibresource|addglobalbib)\s*(?:\[[^\]]*\])?\s*\{([^{}]*)\}"
 )
 _NEWBLOCK = re.compile(r"\\newblock\b")
+# splncs04's "Surname, F., Other, A.B.: Title" (authors' initials, or "et al.", before the colon).
+_AUTHORS_COLON = re.compile(r"(?P<authors>[^:]{1,2000}?(?:\b[A-Z][a-z]?\.|et al\.)):\s+")
+_TITLE_END = re.compile(r"(?<=[.?!])\s+(?=[A-Z0-9]|arXiv\b)")
+_TRAILING_YEAR = re.compile(r"\s*\(\d{4}[a-z]?\)$")
 _NON_WORD = re.compile(r"[^\w]+")
 _MAX_TEXT = 2000
 _TRAILING = ".,;:)]}"
@@ -109,18 +115,27 @@ def normalised_title(title: str) -> str:
 
 def load_bibliography(texts: dict[str, str], main: str, parse_text: str, inline: str | None) -> Bibliography:
     """The bibliography sources of a project (see the module docstring); empty when it has none."""
-    bibliography = Bibliography()
-    bbl = _main_bbl(texts, main)
-    if bbl is not None:
-        bibliography.sources.append(("bbl", read_bbl(texts[bbl], "bbl")))
-    if inline:
-        bibliography.sources.append(("thebibliography", read_bbl(inline, "thebibliography")))
     bib = BibEntries()
     for name in _bib_files(texts, main, parse_text):
         bib.merge(read_bib(texts[name]))
+    bibliography = Bibliography()
+    bbl = _main_bbl(texts, main)
+    for origin, text in (("bbl", texts[bbl] if bbl else None), ("thebibliography", inline)):
+        if text:
+            bibliography.sources.append((origin, _bib_titles(read_bbl(text, origin), bib)))
     if bib:
         bibliography.sources.append(("bib", bib))
     return bibliography
+
+
+def _bib_titles(references: dict[str, Reference], bib: BibEntries) -> dict[str, Reference]:
+    """``references`` with the title of the ``.bib`` entry of their key, where there is one: the
+    ``.bib`` states it as a field, a ``.bbl`` only as the style printed it (some styles leave no
+    structure to find it in)."""
+    return {
+        key: replace(reference, title=entry.title) if (entry := bib.get(key)) and entry.title else reference
+        for key, reference in references.items()
+    }
 
 
 def _main_bbl(texts: dict[str, str], main: str) -> str | None:
@@ -186,11 +201,29 @@ def _bibitem(chunk: str) -> tuple[str, str, str | None] | None:
 
 
 def _reference(key: str, body: str, origin: str, label: str | None = None) -> Reference:
+    """A ``\\bibitem``'s reference. Its authors and title: the first and second of three or more
+    ``\\newblock`` blocks (plain and natbib styles); else, after an author list ending in a colon
+    (Springer's splncs04, which writes ``Author, A.: Title. In: Venue...`` with no ``\\newblock``),
+    the list and what follows it to the end of its sentence."""
     blocks = [block.strip() for block in _NEWBLOCK.split(body) if block.strip()]
     raw = _text(" ".join(blocks))
-    title = _text(blocks[1]).rstrip(".") if len(blocks) >= 3 else None
-    authors = _label_surnames(label) or _surnames_of_list(_text(blocks[0])) if blocks else ()
-    return Reference(key, raw, title or None, _year(raw), authors, _ids_from_text(body), origin)
+    title, authors = None, ""
+    if len(blocks) >= 3:
+        title, authors = _text(blocks[1]).rstrip("."), _text(blocks[0])
+    elif match := _AUTHORS_COLON.match(raw):
+        title, authors = _sentence_title(raw[match.end() :]), match.group("authors")
+    elif blocks:
+        authors = _text(blocks[0])
+    surnames = _label_surnames(label) or _surnames_of_list(authors)
+    return Reference(key, raw, title or None, _year(raw), surnames, _ids_from_text(body), origin)
+
+
+def _sentence_title(text: str) -> str:
+    """A title at the start of ``text``, up to the period (kept: ? and !) BibTeX ended it with: one
+    followed by a capital, a digit or arXiv (splncs04 lower-cases titles but for their first letter);
+    a title with nothing after it loses a trailing "(year)"."""
+    title = _TITLE_END.split(text, maxsplit=1)[0]
+    return _TRAILING_YEAR.sub("", title).rstrip(". ")
 
 
 def _label_surnames(label: str | None) -> tuple[str, ...]:
@@ -204,7 +237,7 @@ def _label_surnames(label: str | None) -> tuple[str, ...]:
 def _surnames_of_list(authors: str) -> tuple[str, ...]:
     """``A. Smith, B. Jones and C. Lee`` -> (Smith, Jones, Lee); ``Smith, A.`` forms keep the first word."""
     parts = [
-        p.strip() for p in re.split(r",?\s+and\s+|;|,(?=\s*[A-Z][a-z])", authors.rstrip(". ")) if p.strip()
+        p.strip() for p in re.split(r",?\s+and\s+|;|,(?=\s*[A-Z][a-z])", authors.strip()) if p.strip()
     ]
     surnames = []
     for part in parts[:50]:

@@ -13,7 +13,9 @@ makes the macro a shorthand the parser reads as that delimiter (``delimits``).
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from citeworth.sources.latex.project import strip_comments
 
@@ -29,6 +31,7 @@ _UNEXPANDABLE = re.compile(
     r"newcommand|renewcommand|the|number|afterassignment|aftergroup|[a-zA-Z]*@[a-zA-Z@]*)"
     r"(?![a-zA-Z])"
 )
+_NEWENVIRONMENT = re.compile(r"\\(?:re)?newenvironment\*?\s*\{[^{}]*\}")
 _ALIAS_BODY = re.compile(r"\s*\\([a-zA-Z]+)\s*")
 _DELIMITER_BODY = re.compile(r"\s*\\(begin|end)\s*\{([^{}]+)\}\s*")
 MAX_ARGS = 9
@@ -45,23 +48,68 @@ class MacroDef:
     delimits: tuple[str, str] | None = None  # ("begin" or "end", environment) of a shorthand
 
 
+class Sites(NamedTuple):
+    """Where a source defines its macros: ``bodies``, the extent of every definition's body (braces
+    excluded: ``\\newcommand``'s and ``\\def``'s, ``\\newenvironment``'s begin and end code), and
+    ``names``, the offset of every defined name's backslash (``\\bthm`` in ``\\newcommand{\\bthm}``)."""
+
+    bodies: list[tuple[int, int]]
+    names: frozenset[int]
+
+
 def collect_definitions(text: str) -> dict[str, MacroDef]:
     """Every macro the source defines, by name (a later ``\\renewcommand``/``\\def`` wins, a
     ``\\providecommand`` never overrides)."""
+    definitions: dict[str, MacroDef] = {}
+    for found in sorted(_found(strip_comments(text)), key=lambda found: found.start):
+        if not (found.provide and found.definition.name in definitions):
+            definitions[found.definition.name] = found.definition
+    return definitions
+
+
+def definition_sites(text: str) -> Sites:
+    """The ``Sites`` of the source's definitions. A body is read where its macro is used, never
+    where it is defined; pylatexenc, reading bodies that open an environment they do not close
+    (``\\newenvironment{thm}{\\begin{theorem}}{\\end{theorem}}``), or a shorthand's name as the
+    delimiter it stands for (``\\newcommand{\\bthm}{\\begin{theorem}}``), took time exponential
+    in their number."""
     scan = strip_comments(text)
-    found: list[tuple[int, MacroDef, bool]] = []
+    found = list(_found(scan))
+    bodies = [f.body for f in found if f.body]
+    for match in _NEWENVIRONMENT.finditer(scan):
+        options = _options(scan, match.end())
+        if options is None:
+            continue
+        position = options[2]
+        for _ in ("begin", "end"):
+            group = _group(scan, position)
+            if group is None:
+                break
+            bodies.append((position + 1, group[1] - 1))
+            position = _skip_space(scan, group[1])
+    return Sites(sorted(bodies), frozenset(f.name_at for f in found))
+
+
+class _Found(NamedTuple):
+    start: int
+    definition: MacroDef
+    provide: bool  # a \providecommand: never overrides
+    name_at: int  # the offset of the name's backslash
+    body: tuple[int, int] | None  # its extent, braces excluded (a \let has none)
+
+
+def _found(scan: str) -> Iterator[_Found]:
+    """Each ``\\newcommand``-like, ``\\def`` and ``\\let`` in ``scan`` (comments blanked)."""
     for match in _NEWCOMMAND.finditer(scan):
         name = match.group("braced") or match.group("bare")
-        parsed = _newcommand_rest(scan, match.end())
-        if parsed is not None:
-            nargs, default, body = parsed
-            found.append(
-                (
-                    match.start(),
-                    _definition(name, nargs, default, body),
-                    match.group("kind") == "providecommand",
-                )
-            )
+        options = _options(scan, match.end())
+        body = _group(scan, options[2]) if options else None
+        if body is not None:
+            nargs, default, position = options
+            provide = match.group("kind") == "providecommand"
+            name_at = match.start("braced" if match.group("braced") else "bare") - 1
+            definition = _definition(name, nargs, default, body[0])
+            yield _Found(match.start(), definition, provide, name_at, (position + 1, body[1] - 1))
     for match in _DEF.finditer(scan):
         body = _group(scan, match.end() - 1)
         if body is not None:
@@ -71,16 +119,11 @@ def collect_definitions(text: str) -> dict[str, MacroDef]:
             definition = _definition(match.group("name"), nargs, None, body[0])
             if delimited:
                 definition = MacroDef(definition.name, nargs, None, body[0], False)
-            found.append((match.start(), definition, False))
+            extent = (match.end(), body[1] - 1)
+            yield _Found(match.start(), definition, False, match.start("name") - 1, extent)
     for match in _LET.finditer(scan):
-        found.append(
-            (match.start(), MacroDef(match.group("name"), 0, None, "", False, match.group("target")), False)
-        )
-    definitions: dict[str, MacroDef] = {}
-    for _, definition, provide in sorted(found, key=lambda item: item[0]):
-        if not (provide and definition.name in definitions):
-            definitions[definition.name] = definition
-    return definitions
+        definition = MacroDef(match.group("name"), 0, None, "", False, match.group("target"))
+        yield _Found(match.start(), definition, False, match.start("name") - 1, None)
 
 
 def argspec(definition: MacroDef) -> str:
@@ -127,8 +170,9 @@ def _definition(name: str, nargs: int, default: str | None, body: str) -> MacroD
     )
 
 
-def _newcommand_rest(text: str, position: int) -> tuple[int, str | None, str] | None:
-    """``[n]``, ``[default]`` and ``{body}`` after ``\\newcommand{\\name}``."""
+def _options(text: str, position: int) -> tuple[int, str | None, int] | None:
+    """``[n]`` and ``[default]`` after a definition's name (0 and None when absent), and where its
+    body group starts; None when an option is malformed."""
     nargs, default = 0, None
     position = _skip_space(text, position)
     if text.startswith("[", position):
@@ -143,10 +187,7 @@ def _newcommand_rest(text: str, position: int) -> tuple[int, str | None, str] | 
                 return None
             default, position = bracket
             position = _skip_space(text, position)
-    body = _group(text, position)
-    if body is None:
-        return None
-    return nargs, default, body[0]
+    return nargs, default, position
 
 
 def _group(text: str, position: int) -> tuple[str, int] | None:

@@ -16,6 +16,9 @@ its node tree:
   text a command becomes one ``{{cite:KEY}}`` per key, joined by ", " (unarXive's form); every
   command, also one in a skipped region, is a ``Citation`` with its keys and source extent.
 
+Which macro or environment is of which kind (cite, section, maths, float, dropped, symbol...) is
+the vocabulary in vocabulary.py; this module is the walk.
+
 Every character of a paragraph's text maps back to the flattened source (``flat_offset``) and so
 to ``file:line:column`` (``TexDocument.position``).
 """
@@ -33,378 +36,42 @@ from pylatexenc import latexwalker, macrospec
 from pylatexenc.latex2text import LatexNodes2Text
 
 from citeworth.sources.base import RecordError
-from citeworth.sources.latex.macros import MacroDef, argspec, collect_definitions, substitute
+from citeworth.sources.latex.macros import (
+    MacroDef,
+    argspec,
+    collect_definitions,
+    definition_sites,
+    substitute,
+)
 from citeworth.sources.latex.project import (
     BEGIN_DOCUMENT,
     FlatSource,
     Region,
     SourcePosition,
+    blank,
     comment_regions,
     strip_comments,
 )
+from citeworth.sources.latex.vocabulary import (
+    ABSTRACT_ENVS,
+    ACCENTS,
+    ACKNOWLEDGEMENT_ENVS,
+    CITE_COMMANDS,
+    DEF_MACROS,
+    DROPPED_MACROS,
+    FLOAT_ENVS,
+    LIST_ENVS,
+    MATH_ENVS,
+    MULTI_CITES,
+    REF_MACROS,
+    SECTION_LEVELS,
+    SKIPPED_REGION_MACROS,
+    SPECIALS,
+    STRUCTURE_SPECS,
+    SYMBOLS,
+)
 
-CITE_COMMANDS = frozenset(
-    {
-        "cite",
-        "citep",
-        "citet",
-        "citealp",
-        "citealt",
-        "citeauthor",
-        "citeyear",
-        "citeyearpar",
-        "citenum",
-        "citen",
-        "citetext",
-        "Citet",
-        "Citep",
-        "Citealp",
-        "Citealt",
-        "Citeauthor",
-        "parencite",
-        "Parencite",
-        "textcite",
-        "Textcite",
-        "autocite",
-        "Autocite",
-        "footcite",
-        "footcitetext",
-        "smartcite",
-        "Smartcite",
-        "supercite",
-        "fullcite",
-        "footfullcite",
-        "citetitle",
-        "onlinecite",
-        "upcite",
-        "shortcite",
-        "shortciteN",
-        "citeN",
-        "citeasnoun",
-        "possessivecite",
-        "cites",
-        "parencites",
-        "Parencites",
-        "textcites",
-        "Textcites",
-        "autocites",
-        "Autocites",
-        "footcites",
-        "smartcites",
-        "Smartcites",
-        "supercites",
-    }
-)
-MULTI_CITES = frozenset(name for name in CITE_COMMANDS if name.endswith("cites"))
-SECTION_LEVELS = {
-    "part": -1,
-    "chapter": 0,
-    "section": 1,
-    "subsection": 2,
-    "subsubsection": 3,
-    "paragraph": 4,
-    "subparagraph": 5,
-}
-MATH_ENVS = frozenset(
-    {
-        "equation",
-        "equation*",
-        "align",
-        "align*",
-        "alignat",
-        "alignat*",
-        "gather",
-        "gather*",
-        "multline",
-        "multline*",
-        "eqnarray",
-        "eqnarray*",
-        "displaymath",
-        "math",
-        "flalign",
-        "flalign*",
-        "dmath",
-        "dmath*",
-        "subequations",
-        "IEEEeqnarray",
-        "IEEEeqnarray*",
-    }
-)
-FLOAT_ENVS = frozenset(
-    {
-        "figure",
-        "figure*",
-        "table",
-        "table*",
-        "wrapfigure",
-        "wraptable",
-        "sidewaysfigure",
-        "sidewaystable",
-        "algorithm",
-        "algorithm*",
-        "algorithm2e",
-        "algorithmic",
-        "listing",
-        "SCfigure",
-        "subfigure",
-        "subtable",
-        "tabular",
-        "tabular*",
-        "tabularx",
-        "tabulary",
-        "longtable",
-        "tabu",
-        "array",
-        "tikzpicture",
-        "pgfpicture",
-        "picture",
-        "lstlisting",
-        "minted",
-        "verbatim",
-        "verbatim*",
-        "Verbatim",
-        "threeparttable",
-        "floatrow",
-    }
-)
-LIST_ENVS = frozenset(
-    {
-        "itemize",
-        "enumerate",
-        "description",
-        "compactitem",
-        "compactenum",
-        "inparaenum",
-        "list",
-        "enumerate*",
-        "itemize*",
-    }
-)
-ABSTRACT_ENVS = frozenset({"abstract", "Abstract"})
-ACKNOWLEDGEMENT_ENVS = frozenset(
-    {"acknowledgments", "acknowledgements", "acks", "acknowledgment", "acknowledgement"}
-)
-REF_MACROS = frozenset(
-    {
-        "ref",
-        "eqref",
-        "autoref",
-        "Autoref",
-        "cref",
-        "Cref",
-        "pageref",
-        "vref",
-        "Vref",
-        "nameref",
-        "subref",
-        "crefrange",
-        "Crefrange",
-        "cpageref",
-        "labelcref",
-    }
-)
-SKIPPED_REGION_MACROS = {
-    "footnote": "footnote",
-    "footnotetext": "footnote",
-    "thanks": "footnote",
-    "marginpar": "footnote",
-    "caption": "caption",
-    "captionof": "caption",
-    "subcaption": "caption",
-    "todo": "footnote",
-    "tablefootnote": "footnote",
-}
-# Macros whose arguments are layout, metadata or definitions, never running text: name -> pylatexenc
-# argument spec (so the arguments are consumed with the macro).
-DROPPED_MACROS = {
-    **dict.fromkeys(
-        [
-            "maketitle",
-            "tableofcontents",
-            "newpage",
-            "clearpage",
-            "cleardoublepage",
-            "balance",
-            "newline",
-            "linebreak",
-            "pagebreak",
-            "bigskip",
-            "medskip",
-            "smallskip",
-            "noindent",
-            "centering",
-            "raggedright",
-            "raggedleft",
-            "vfill",
-            "hfill",
-            "makeatletter",
-            "makeatother",
-            "xspace",
-            "protect",
-            "relax",
-            "flushbottom",
-            "IEEEoverridecommandlockouts",
-            "IEEEpeerreviewmaketitle",
-            "footnotemark",
-            "linewidth",
-            "textwidth",
-            "and",
-            "AND",
-        ],
-        "",
-    ),
-    **dict.fromkeys(
-        [
-            "label",
-            "bibliography",
-            "bibliographystyle",
-            "nocite",
-            "input",
-            "include",
-            "graphicspath",
-            "hypersetup",
-            "pagestyle",
-            "thispagestyle",
-            "date",
-            "keywords",
-            "index",
-            "theoremstyle",
-            "lstset",
-            "firstpage",
-            "copyrightyear",
-            "pubyear",
-            "titlenote",
-            "orcid",
-            "institute",
-            "inst",
-            "acmYear",
-            "setcopyright",
-            "acmDOI",
-            "acmISBN",
-            "sisetup",
-            "pgfplotsset",
-            "newlength",
-            "urlstyle",
-            "restylefloat",
-            "AtBeginDocument",
-            "phantom",
-            "vphantom",
-            "hphantom",
-            "icmltitle",
-            "icmlkeywords",
-            "SetCommentSty",
-            "pdfoutput",
-            "articletype",
-            "corres",
-            "presentaddress",
-            "authormark",
-            "runningtitle",
-            "shorttitle",
-            "shortauthors",
-        ],
-        "{",
-    ),
-    **dict.fromkeys(["vspace", "hspace"], "*{"),
-    **dict.fromkeys(
-        [
-            "includegraphics",
-            "addbibresource",
-            "usepackage",
-            "color",
-            "author",
-            "affil",
-            "affiliation",
-            "address",
-            "email",
-            "setlist",
-            "ccsdesc",
-            "captionsetup",
-            "tnotetext",
-            "fntext",
-            "cortext",
-            "ead",
-            "newcounter",
-            "RequirePackage",
-        ],
-        "[{",
-    ),
-    **dict.fromkeys(
-        [
-            "setlength",
-            "addtolength",
-            "setcounter",
-            "addtocounter",
-            "numberwithin",
-            "floatname",
-            "icmlauthor",
-            "icmlaffiliation",
-            "icmlcorrespondingauthor",
-            "SetKwComment",
-        ],
-        "{{",
-    ),
-    "printbibliography": "[",
-    "definecolor": "{{{",
-    "rule": "[{{",
-    "newtheorem": "*{[{[",
-    "DeclareMathOperator": "*{{",
-    "acmConference": "[{{{",
-    "patchcmd": "{{{{{",
-    "newenvironment": "*{[[{{",
-    "renewenvironment": "*{[[{{",
-    "newif": "{",
-    "bibitem": "[{",
-    "newcolumntype": "{[{",
-    **dict.fromkeys(["newcommand", "renewcommand", "providecommand", "DeclareRobustCommand"], "*{[[{"),
-}
-# TeX definitions pylatexenc cannot give arguments to: ``\def\x#1{...}`` skips to its body group,
-# ``\let\x\y`` / ``\let\x=\y`` skips its two control sequences.
-DEF_MACROS = frozenset({"def", "gdef", "edef", "xdef"})
-# Arguments pylatexenc's default context does not give these macros: the skipped regions' (so that
-# their text is skipped with them) and the boxes' (so that only their last argument, the text, is read).
-STRUCTURE_SPECS = {
-    "title": "[{",
-    "thanks": "{",
-    "caption": "[{",
-    "captionof": "*{[{",
-    "footnotetext": "[{",
-    "marginpar": "[{",
-    "todo": "[{",
-    "tablefootnote": "{",
-    "parbox": "[[[{{",
-    "makebox": "[[{",
-    "framebox": "[[{",
-    "raisebox": "{[[{",
-    "fbox": "{",
-    "hbox": "{",
-    "centerline": "{",
-}
 MAX_NUMBERED_LEVEL = 3  # LaTeX numbers down to \subsubsection by default
-SYMBOLS = {
-    "LaTeX": "LaTeX",
-    "TeX": "TeX",
-    "LaTeXe": "LaTeX2e",
-    "BibTeX": "BibTeX",
-    "XeTeX": "XeTeX",
-    "eg": "e.g.",
-    "ie": "i.e.",
-    "etal": "et al.",
-    "etc": "etc.",
-    "vs": "vs.",
-    "cf": "cf.",
-}
-SPECIALS = {
-    "~": " ",
-    "--": "\u2013",
-    "---": "\u2014",
-    "``": "\u201c",
-    "''": "\u201d",
-    "&": " ",
-    "!`": "\u00a1",
-    "?`": "\u00bf",
-    "'": "\u2019",
-    "`": "\u2018",
-}
 _PREAMBLE_PARTS = re.compile(r"\\title(?![a-zA-Z@])|\\begin\s*\{[Aa]bstract\}|\\abstract(?![a-zA-Z@])")
 _PARAGRAPH_BREAK = re.compile(r"\n[ \t]*\n\s*")
 _WORD = re.compile(r"\S+")
@@ -528,12 +195,15 @@ def parse(source: FlatSource, deadline: Deadline | None = None, fragment: bool =
 class _LatexWalker(latexwalker.LatexWalker):
     """pylatexenc's walker with two additions at every token it reads: the deadline's step, and
     environment shorthands (``\\be`` for ``\\begin{equation}``: ``shorthands``, name -> the
-    delimiter) read as the delimiter they stand for."""
+    delimiter) read as the delimiter they stand for -- but not where a definition names them
+    (``defined_at``: offsets of the names' backslashes)."""
 
-    def __init__(self, text: str, context, deadline: Deadline, shorthands: dict[str, tuple[str, str]]):
+    def __init__(self, text: str, context, deadline: Deadline, shorthands: dict[str, tuple[str, str]],
+                 defined_at: frozenset[int] = frozenset()):
         super().__init__(text, latex_context=context, tolerant_parsing=True)
         self.deadline = deadline
         self.shorthands = shorthands
+        self.defined_at = defined_at
 
     def get_token(self, pos, include_brace_chars=None, environments=True, keep_inline_math=None,
                   parsing_state=None, **kwargs):
@@ -541,7 +211,7 @@ class _LatexWalker(latexwalker.LatexWalker):
         token = super().get_token(pos, include_brace_chars, environments, keep_inline_math, parsing_state,
                                   **kwargs)
         shorthand = self.shorthands.get(token.arg) if token.tok == "macro" and environments else None
-        if shorthand is None:
+        if shorthand is None or token.pos in self.defined_at:
             return token
         kind, environment = shorthand
         return latexwalker.LatexToken(tok=f"{kind}_environment", arg=environment, pos=token.pos,
@@ -623,10 +293,14 @@ class _Walker:
 
     def document(self, fragment: bool = False) -> TexDocument:
         """Parse the body; of the preamble only the title and an abstract (parsing the preamble's
-        definitions would cost time for nothing: they are read by ``collect_definitions``)."""
-        text = self.source.parse_text
+        definitions would cost time for nothing: they are read by ``collect_definitions``). The
+        bodies of definitions anywhere are blanked for pylatexenc: each is parsed where its macro
+        is used (``_user_macro``), never where it is defined (see ``definition_sites``)."""
+        sites = definition_sites(self.source.parse_text)
+        bodies = [Region("definition", start, end) for start, end in sites.bodies]
+        text = blank(self.source.parse_text, bodies)
         begin = BEGIN_DOCUMENT.search(strip_comments(text))
-        walker = _LatexWalker(text, self.context, self.deadline, self.shorthands)
+        walker = _LatexWalker(text, self.context, self.deadline, self.shorthands, sites.names)
         if fragment and begin is None:
             self.walk(self._read_nodes(walker, 0, None), None)
             return self._finish()
@@ -762,7 +436,7 @@ class _Walker:
         elif name in SYMBOLS:
             self.out.add(SYMBOLS[name], flat, False)
             self._post_space(node)
-        elif (args := _last_arg_nodes(node)) and name not in _ACCENTS:
+        elif (args := _last_arg_nodes(node)) and name not in ACCENTS:
             self.walk(args, origin)
         else:
             self.out.add(node_text(node), flat, False)
@@ -1005,12 +679,6 @@ class _Walker:
     def _masked(self, flat: int) -> bool:
         index = bisect.bisect_right(self.masked_starts, flat) - 1
         return index >= 0 and flat < self.source.masked[index].end
-
-
-# Accent macros take a letter as argument: pylatexenc's text conversion renders them (\'{e} -> é).
-_ACCENTS = frozenset(
-    {"'", "`", "^", '"', "~", "=", ".", "u", "v", "H", "c", "d", "b", "r", "t", "k", "G", "U", "h", "f"}
-)
 
 
 def _context(definitions: dict[str, MacroDef]):

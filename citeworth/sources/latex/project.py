@@ -68,7 +68,8 @@ class SourcePosition:
 class Region:
     """A stretch of the flattened source that is not running text: ``kind`` is one of
     ``preamble``, ``comment``, ``math``, ``float``, ``caption``, ``footnote``, ``verbatim``,
-    ``bibliography``, ``abstract``, ``heading``, ``skipped`` (``\\iffalse`` and the like)."""
+    ``bibliography``, ``abstract``, ``heading``, ``skipped`` (``\\iffalse`` and the like); and
+    ``definition``, a macro's body where it is defined, which the parser blanks, not reports."""
 
     kind: str
     start: int
