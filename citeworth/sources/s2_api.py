@@ -6,9 +6,10 @@ into it, under ``annotations.paragraph``, ``sectionheader`` (``attributes.n`` = 
 ``bibref`` (``attributes.ref_id`` -> a ``bibentry``'s ``attributes.id``), ``bibentry``
 (``attributes.matched_paper_id`` = the cited corpus id), ``figureref``, ``tableref``, ``formula``...
 Each annotation value may be a JSON string (the dumps), an already parsed list, or null.
-A paragraph's section is the last section header before it. Citations must lie inside their
-paragraph; a figure/table/formula annotation running past a paragraph's end is cut at it (GROBID
-formulas are blocks of their own and may touch a paragraph).
+A paragraph's section is the last section header before it; the abstract is the text of the
+``abstract`` annotations, the paper's ids its ``externalids`` and corpus id. Citations must lie
+inside their paragraph; a figure/table/formula annotation running past a paragraph's end is cut at
+it (GROBID formulas are blocks of their own and may touch a paragraph).
 
 Fields of study come from the ``papers`` dataset, given as the shard's metadata JSONL(.gz) keyed
 by corpusid. Only the rows of the shard's own papers are kept: a first pass reads the shard's

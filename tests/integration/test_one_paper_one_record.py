@@ -10,7 +10,6 @@ import json
 import re
 import shutil
 from collections import Counter
-from pathlib import Path
 
 import pandas as pd
 import pytest
@@ -58,7 +57,8 @@ def s2orc_copy() -> tuple[dict, dict]:
         spans = []
         for match in re.finditer(r"\[[\d,\-]+\]", text):
             ref = f"BIBREF{match.group()[1:].split(',')[0].split('-')[0]}"
-            bib[ref] = {"title": f"Reference {ref[6:]}", "authors": [], "year": 2000, "venue": "", "link": None}
+            bib[ref] = {"title": f"Reference {ref[6:]}", "authors": [], "year": 2000, "venue": "",
+                        "link": None}
             spans.append({"start": match.start(), "end": match.end(), "text": match.group(), "ref_id": ref})
         body.append({"section": section, "text": text, "cite_spans": spans, "ref_spans": [], "eq_spans": []})
     parse = {"paper_id": CORPUS_ID, "_pdf_hash": "",
@@ -95,7 +95,7 @@ def built(tmp_path_factory, mirror):
                             table_path=root / "stats.md", duplicates_path=root / "duplicates.json",
                             per_field=None)
     assemble(params)
-    records = {split: [json.loads(line) for line in (params.out_dir / f"{split}.jsonl").read_text().splitlines()]
+    records = {split: [json.loads(line) for line in (params.out_dir / f"{split}.jsonl").open()]
                for split in SPLITS}
     return root, params, records
 
@@ -111,7 +111,8 @@ def test_each_case_is_one_paper_in_one_split(built):
     frame = pd.DataFrame([(split, r["source"], r["shard"], r["paper_id"]) for split, rs in records.items()
                           for r in rs], columns=["split", "source", "shard", "paper_id"])
     identities = split_identities(frame, root / "interim")  # the gate's view: each identity once
-    assert sorted(identities["identity"]) == ["doi:10.1186/1471-2180-11-174", "doi:10.1371/journal.pone.0000217"]
+    assert sorted(identities["identity"]) == ["doi:10.1186/1471-2180-11-174",
+                                              "doi:10.1371/journal.pone.0000217"]
 
 
 def test_the_duplicates_report_names_both_cases(built):
@@ -120,7 +121,8 @@ def test_the_duplicates_report_names_both_cases(built):
     groups = {group["kept"]["paper_id"]: group for group in report["groups"]}
     assert set(groups) == {"PMC1790863", "PMC3166277"}
     twice, across = groups["PMC1790863"], groups["PMC3166277"]
-    assert [(c["source"], c["shard"], c["paper_id"]) for c in twice["dropped"]] == [("jats", "jats__folder", "PMC1790863")]
+    assert [(c["source"], c["shard"], c["paper_id"]) for c in twice["dropped"]] == [
+        ("jats", "jats__folder", "PMC1790863")]
     assert twice["why"] == "of the jats copies, the first by shard, paper id and reading order"
     assert [(c["source"], c["paper_id"]) for c in across["dropped"]] == [("s2orc_json", CORPUS_ID)]
     assert across["why"] == "jats ranks before s2orc_json in assemble.source_order"

@@ -70,7 +70,8 @@ def test_a_checkout_reuses_the_shards_another_curated_through_s3(s3, mirror, tmp
     monkeypatch.chdir(first.out_dir.parent)
     stage.curate(first)
     stored = _stored(s3)
-    assert list(stored.values()) == [["papers.jsonl", "paragraphs.jsonl", "quarantine.jsonl", "stats.json"]] * 2
+    assert list(stored.values()) == [["papers.jsonl", "paragraphs.jsonl", "quarantine.jsonl",
+                                      "stats.json"]] * 2
     assert not (tmp_path / "a" / ".git" / "citeworth").exists()  # nothing kept on A's disk
 
     second = _checkout(tmp_path / "b", mirror, "v2")  # another repository, another release

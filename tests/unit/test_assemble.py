@@ -11,7 +11,8 @@ DUPLICATES = {"copies": 4, "papers": 4, "papers_in_several_copies": 0, "dropped_
 
 
 def entries(papers: int, per_paper: int, field: str) -> list[Entry]:
-    return [Entry(f"{field[:3]}{p}", i, field, Path("x"), 0, p) for p in range(papers) for i in range(per_paper)]
+    return [Entry(f"{field[:3]}{p}", i, field, Path("x"), 0, copy=p)
+            for p in range(papers) for i in range(per_paper)]
 
 
 def test_split_never_puts_one_paper_in_two_splits_and_tracks_fractions():

@@ -79,7 +79,8 @@ def test_each_paper_keeps_one_copy_in_one_split(assembled):
     splits = dataset(params)
     where = {(r["source"], r["paper_id"], r["original_text"].split(" says")[0]): split
              for split, records in splits.items() for r in records}
-    assert {key for key in where if key[1] in {"PMC1", "111"}} == {("jats", "PMC1", "Copy 0 of paper PMC1 in jats__a")}
+    assert {key for key in where if key[1] in {"PMC1", "111"}} == {
+        ("jats", "PMC1", "Copy 0 of paper PMC1 in jats__a")}
     assert not [key for key in where if key[1] == "t2"]  # its S2ORC copy 222 is kept
     assert {key[1] for key in where} >= {"222", "333", "t3"}  # different DOIs: two papers
     assert sum(len(records) for records in splits.values()) == 2 + 1 + 1 + 1 + 24
@@ -93,7 +94,8 @@ def test_the_report_names_every_copy_the_one_kept_and_why(assembled):
     assert first["identity"] == ["doi:10.1/one", "pmcid:PMC1", "s2:111"]
     assert first["kept"] == {"source": "jats", "shard": "jats__a", "paper_id": "PMC1", "paragraphs": 2,
                              "ids": {"pmcid": "PMC1", "doi": "10.1/one"}}
-    assert [(c["shard"], c["paper_id"]) for c in first["dropped"]] == [("jats__a", "PMC1"), ("s2orc_json__b", "111")]
+    assert [(c["shard"], c["paper_id"]) for c in first["dropped"]] == [("jats__a", "PMC1"),
+                                                                         ("s2orc_json__b", "111")]
     assert first["why"] == ("jats ranks before s2orc_json in assemble.source_order; of the jats copies, the "
                             "first by shard, paper id and reading order")
     assert (second["kept"]["paper_id"], [c["paper_id"] for c in second["dropped"]]) == ("222", ["t2"])
@@ -112,16 +114,19 @@ def test_a_rerun_writes_the_same_bytes(assembled, tmp_path):
                                       "stats_path": tmp_path / "s.json", "table_path": tmp_path / "s.md"})
     assemble(again)
     for split in SPLITS:
-        assert (again.out_dir / f"{split}.jsonl").read_bytes() == (params.out_dir / f"{split}.jsonl").read_bytes()
+        name = f"{split}.jsonl"
+        assert (again.out_dir / name).read_bytes() == (params.out_dir / name).read_bytes()
     assert again.duplicates_path.read_bytes() == params.duplicates_path.read_bytes()
 
 
 def test_the_source_order_decides_which_copy_is_kept(tmp_path):
-    write_curated(tmp_path / "interim", {key: SHARDS[key] for key in ("jats__a", "s2orc_json__b", "unarxive__d")})
+    write_curated(tmp_path / "interim",
+                  {key: SHARDS[key] for key in ("jats__a", "s2orc_json__b", "unarxive__d")})
     params = params_for(tmp_path, source_order=["s2orc_json", "jats", "unarxive"])
     assemble(params)
     first = json.loads(params.duplicates_path.read_text())["groups"][0]
-    assert (first["kept"]["paper_id"], first["why"]) == ("111", "s2orc_json ranks before jats in assemble.source_order")
+    assert (first["kept"]["paper_id"], first["why"]) == (
+        "111", "s2orc_json ranks before jats in assemble.source_order")
 
 
 def test_a_source_the_order_does_not_rank_is_named(tmp_path):

@@ -50,7 +50,7 @@ def test_without_curated_shards_papers_are_known_by_their_ids():
 
 def test_a_dataset_paper_curation_has_no_record_of_is_named(tmp_path):
     copies = {**COPIES, "tei__c": COPIES["tei__c"][:1]}
-    with pytest.raises(StageFailed, match=r"dataset paper 't9' \(dev\) has no record in .*papers/tei__c.jsonl"):
+    with pytest.raises(StageFailed, match=r"paper 't9' \(dev\) has no record in .*papers/tei__c.jsonl"):
         split_identities(PARAGRAPHS, curated(tmp_path, copies))
     with pytest.raises(StageFailed, match="no curated papers in"):
         split_identities(PARAGRAPHS, tmp_path / "nowhere")

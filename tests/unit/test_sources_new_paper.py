@@ -16,7 +16,8 @@ def test_without_a_row_the_parse_decides_and_inbound_citations_are_unknown():
     paper = new_paper(SHARD, **PARSED, extra={"main_file": "a.tex"})
     assert (paper.source, paper.release, paper.shard) == ("tei", "2024-02", "part-1")
     assert paper.ids == {"doi": "10.1/abc"}  # normalised; unknown kinds and blank values left out
-    assert (paper.title, paper.abstract, paper.authors) == ("A parsed title", "An abstract.", ("Ada Lovelace",))
+    assert (paper.title, paper.abstract) == ("A parsed title", "An abstract.")
+    assert paper.authors == ("Ada Lovelace",)
     assert paper.metadata == {"field_scheme": "mag", "has_abstract": True, "has_body_text": True,
                               "has_bib_entries": True, "has_ref_entries": True, "has_inbound_citations": None,
                               "venue_id": "Parsed venue", "year": 2001, "main_file": "a.tex"}
@@ -31,7 +32,7 @@ def test_a_metadata_row_comes_first_fills_missing_ids_and_vetoes_parse_facts():
     assert (paper.title, paper.fields_of_study) == ("The row's title", ("Biology",))
     assert paper.ids == {"doi": "10.1/abc", "s2": "7"}  # the parse's DOI stays, the row adds its S2 id
     assert paper.authors == ("Ada Lovelace",)  # the parse names authors: the row's are not needed
-    assert {key: paper.metadata[key] for key in ("has_abstract", "has_inbound_citations", "venue_id", "year")} \
-        == {"has_abstract": False, "has_inbound_citations": True, "venue_id": "Row venue", "year": 2003}
+    facts = {"has_abstract": False, "has_inbound_citations": True, "venue_id": "Row venue", "year": 2003}
+    assert {key: paper.metadata[key] for key in facts} == facts
     nameless = new_paper(SHARD, **{**PARSED, "authors": ()}, row=row)
     assert nameless.authors == ("Row Author",)
