@@ -108,7 +108,7 @@ def write_copies(papers: int, folder: Path) -> dict:
                 again = {**record, "source": "tei", "paper_id": f"tei-{number}", "ids": {}}
                 tei.write(json.dumps(again) + "\n")
                 counts["tei"] += 1
-    summary = {"papers": papers, "copies": dict(counts), "corpus": str(WORK / "corpus")}
+    summary = {"papers": papers, "copies": dict(counts), "corpus": str((WORK / "corpus").relative_to(ROOT))}
     done.write_text(json.dumps(summary))
     return summary
 
