@@ -3,10 +3,13 @@
 Curation writes, beside each shard's kept paragraphs, a record of each paper they come from
 (``papers/<shard>.jsonl``: ``core.identity.copy_record``). ``CopyIndex`` holds every such copy in
 a SQLite file, its identifier keys indexed (sorted on disk, so memory does not grow with them),
-groups the copies into papers (``core.identity.IdentityGroups``: 8 bytes of memory per copy) and
-keeps one copy of each paper: the one whose source ``assemble.source_order`` ranks first; among
-copies of sources ranked alike, the first by shard, paper id and reading order. Every paper found in
-more than one copy is listed in the duplicates report, with its copies, the one kept and why.
+groups the copies into papers (``core.identity.IdentityGroups``) and keeps one copy of each paper:
+the one whose source ``assemble.source_order`` ranks first; among copies of sources ranked alike,
+the first by shard, paper id and reading order. Every paper found in more than one copy is listed
+in the duplicates report, with its copies, the one kept and why.
+
+Memory: SQLite's page cache and its sorter, ``PAGE_CACHE_MIB`` each at most, and 9 bytes a copy (the
+union-find array and the dropped flags); benchmarks/identity_index.py measures it.
 """
 
 from __future__ import annotations
@@ -27,7 +30,7 @@ from citeworth.core.io import atomic_write, dumps
 # citations of its LaTeX parse as placeholders, the S2ORC formats their PDF (or LaTeX) parse, and our
 # own GROBID parse of a PDF comes last.
 SOURCE_ORDER = ("arxiv_latex", "jats", "unarxive", "s2orc_json", "s2orc_legacy", "s2_api", "tei")
-# SQLite's page cache, the index's memory whatever the number of copies (the keys stay on disk).
+# SQLite's page cache, also its sorter's limit before it spills to temporary files.
 PAGE_CACHE_MIB = 64
 _COPY = "c.id, c.shard, c.source, c.rank, c.paper_id, c.title, c.ids, c.fallback, c.paragraphs"
 
