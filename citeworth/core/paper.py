@@ -13,8 +13,9 @@ import re
 from dataclasses import dataclass, field
 
 # Identifier kinds a Paper or BibEntry may carry: DOI, arXiv id, PubMed id, PMC id, Semantic Scholar
-# corpus id. A reader sets only those its source states; it never guesses one.
-ID_KINDS = ("doi", "arxiv", "pmid", "pmcid", "s2")
+# corpus id, Microsoft Academic Graph id, ACL Anthology id. A reader sets only those its source
+# states; it never guesses one.
+ID_KINDS = ("doi", "arxiv", "pmid", "pmcid", "s2", "mag", "acl")
 _ARXIV_VERSION = re.compile(r"v\d+$")
 _ARXIV_NEW_NAME = re.compile(r"^\d{4}\.\d{4,5}(v\d+)?$")
 _ARXIV_OLD_NAME = re.compile(r"^([a-z\-]+(?:\.[A-Z]{2})?)(\d{7})(v\d+)?$")  # hep-th9901001 -> hep-th/9901001
@@ -22,7 +23,8 @@ _ARXIV_OLD_NAME = re.compile(r"^([a-z\-]+(?:\.[A-Z]{2})?)(\d{7})(v\d+)?$")  # he
 
 def normalise_id(kind: str, value: str) -> str:
     """``value`` in the one spelling used for matching: DOIs lower-cased without resolver prefix,
-    arXiv ids without ``arXiv:`` and version, PMC ids with their ``PMC`` prefix."""
+    arXiv ids without ``arXiv:`` and version, PMC ids with their ``PMC`` prefix, the first of a
+    list of MAG ids (S2ORC writes a paper's merged MAG records as "2952813233,1849856029")."""
     if kind not in ID_KINDS:
         raise ValueError(f"unknown identifier kind {kind!r}; kinds: {ID_KINDS}")
     value = value.strip()
@@ -32,6 +34,8 @@ def normalise_id(kind: str, value: str) -> str:
         value = _ARXIV_VERSION.sub("", re.sub(r"^arxiv:\s*", "", value, flags=re.I))
     elif kind == "pmcid":
         value = "PMC" + re.sub(r"^pmc", "", value, flags=re.I)
+    elif kind == "mag":
+        value = value.split(",")[0].strip()
     return value
 
 

@@ -26,3 +26,9 @@ SOURCE_FIELDS = "source_fields_of_study"
 
 # The score at or above which a sentence is called cite-worthy: the models' metrics and the check.
 THRESHOLD = 0.5
+
+
+def shard_key(source: str, shard: str) -> str:
+    """The name of a shard's curated files: ``<reader>__<shard name>``, from a record's ``source``
+    and ``shard``."""
+    return f"{source}__{shard}"

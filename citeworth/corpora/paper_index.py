@@ -23,6 +23,7 @@ import sqlite3
 from dataclasses import dataclass
 from pathlib import Path
 
+from citeworth.core.identity import identifier_keys, title_key
 from citeworth.core.paper import Paper
 from citeworth.text.anchors import resolve_citations
 
@@ -31,14 +32,9 @@ StoredParagraph = list
 _COLUMNS = "rowid, source, paper_id, title, abstract, body, bibliography"
 
 
-def title_key(title: str | None) -> str:
-    """The form titles are compared in: case-folded, whitespace collapsed, no final period."""
-    return " ".join((title or "").casefold().split()).rstrip(" .")
-
-
 def lookup_keys(ids: dict[str, str], title: str | None) -> list[str]:
     """Index keys of a paper or a bibliography entry: its identifiers in kind order, then its title."""
-    keys = [f"{kind}:{value}" for kind, value in sorted(ids.items())]
+    keys = identifier_keys(ids)
     if normal := title_key(title):
         keys.append(f"title:{hashlib.sha256(normal.encode()).hexdigest()[:16]}")
     return keys

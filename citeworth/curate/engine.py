@@ -26,6 +26,7 @@ from citeworth.text.sections import SectionFilter
 from citeworth.text.sentences import Bounds, SentenceSplitter, attach_citation_only, join_across
 
 OnError = Callable[[Paper, Exception], None]
+OnKept = Callable[[Paper, int], None]
 
 
 @dataclass
@@ -105,12 +106,15 @@ class Curator:
             self._splitter = SentenceSplitter(self.config.spacy_model, self.config.batch_size)
         return self._splitter
 
-    def curate(self, papers: Iterable[Paper], on_error: OnError | None = None) -> Iterator[dict]:
+    def curate(self, papers: Iterable[Paper], on_error: OnError | None = None,
+               on_kept: OnKept | None = None) -> Iterator[dict]:
         """Dataset records of the kept paragraphs, in input order (papers, then paragraphs).
 
         A paper whose curation raises is counted as rejected (``curation_error``) and handed to
         ``on_error`` with the exception (the stage quarantines it) and the run goes on; without
-        ``on_error`` the exception propagates.
+        ``on_error`` the exception propagates. ``on_kept(paper, records)`` hears of each paper with
+        kept paragraphs just before its ``records`` records are yielded (the stage records its
+        identity).
         """
         pending: list[_PaperWork] = []
         waiting = 0
@@ -128,9 +132,9 @@ class Curator:
             pending.append(work)
             waiting += len(work.candidates)
             if waiting >= self.config.batch_size:
-                yield from self._finish(pending, on_error)
+                yield from self._finish(pending, on_error, on_kept)
                 pending, waiting = [], 0
-        yield from self._finish(pending, on_error)
+        yield from self._finish(pending, on_error, on_kept)
 
     @staticmethod
     def _fail(paper: Paper, exc: Exception, on_error: OnError | None) -> None:
@@ -228,7 +232,8 @@ class Curator:
 
     # --- after splitting ----------------------------------------------------------------------
 
-    def _finish(self, pending: list[_PaperWork], on_error: OnError | None) -> Iterator[dict]:
+    def _finish(self, pending: list[_PaperWork], on_error: OnError | None,
+                on_kept: OnKept | None) -> Iterator[dict]:
         """Split every pending candidate in one batched pass, then label, check and emit."""
         if not pending:
             return
@@ -249,6 +254,8 @@ class Curator:
                 else:
                     records.append(self._record(work, candidate, outcome))
             self._count_kept(work.field, records)
+            if records and on_kept:
+                on_kept(work.paper, len(records))
             yield from records
 
     def _split(self, texts: list[str]) -> list[list[Bounds] | Exception]:

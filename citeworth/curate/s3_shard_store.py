@@ -2,7 +2,7 @@
 hosts that share nothing but the bucket. Entries, limit and eviction rule are the folder store's
 (``citeworth.curate.shard_store``); only where they live differs.
 
-- An entry is the objects ``<prefix>/<fingerprint>/{paragraphs.jsonl,quarantine.jsonl,stats.json}``,
+- An entry is the objects ``<prefix>/<fingerprint>/<file>`` of the folder store's files (``OUTPUTS``),
   ``stats.json`` uploaded last: ``find`` looks for it, so a killed upload is never found and the next
   ``add`` of that fingerprint uploads it whole.
 - ``find`` downloads the entry into a scratch folder removed afterwards, so the stage reads local

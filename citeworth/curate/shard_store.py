@@ -4,11 +4,13 @@ A shard's fingerprint (``citeworth.curate.stage``) covers what decides its curat
 reader, the bytes of its files and their names within the shard's folder, its metadata file, the
 rules and the code -- and not where the files lie, the release or the shard's name. Those three
 are provenance the output only carries: the paragraphs' ``release`` and ``shard`` fields, the
-quarantine records' ``shard``, the stats' ``shard``, ``release`` and ``inputs``. A finished shard
-whose fingerprint is found here is written out for its new shard by rewriting exactly those
-fields, which gives the bytes a fresh curation writes (the unit tests compare them).
+quarantine records' ``shard``, the stats' ``shard``, ``release`` and ``inputs`` (the papers file
+carries none). A finished shard whose fingerprint is found here is written out for its new shard by
+rewriting exactly those fields, which gives the bytes a fresh curation writes (the unit tests
+compare them).
 
-An entry is ``paragraphs.jsonl``, ``quarantine.jsonl`` and ``stats.json`` under the fingerprint.
+An entry is ``paragraphs.jsonl``, ``papers.jsonl``, ``quarantine.jsonl`` and ``stats.json`` under
+the fingerprint.
 ``configured_store`` picks the store from ``$CITEWORTH_SHARD_STORE``:
 
 - unset: a folder where every workspace of a run (``citeworth.orchestration.runs``: git worktrees of
@@ -29,7 +31,7 @@ reader has the whole entry or none of it, however evictions interleave.
 Bounded: ``$CITEWORTH_SHARD_STORE_LIMIT`` (``500MB``, ``20GB``, ``1.5GiB``; default ``20GB``) caps the
 store's size. After each ``add`` the least recently used entries (used: made by ``add`` or returned
 by ``find``) are removed until the store fits; the entry just added never is, even when it alone
-exceeds the limit. An entry's size is its three files' sizes, each inode counted once: a file
+exceeds the limit. An entry's size is its files' sizes, each inode counted once: a file
 hard-linked from the outputs counts in full although evicting it frees no disk while the outputs
 keep it, so the limit means what the store takes on its own, the same for a folder and for S3.
 Temporaries a killed process left (a folder's ``.<fingerprint>.*.tmp``, an S3 entry without
@@ -70,9 +72,9 @@ LIMIT_ENV = "CITEWORTH_SHARD_STORE_LIMIT"
 # the next release mostly reuses -- and is small against a workstation's disk or a bucket's bill; a
 # folder store takes little disk of its own anyway while the outputs it links to exist.
 DEFAULT_LIMIT = "20GB"
-OUTPUTS = ("paragraphs.jsonl", "quarantine.jsonl", "stats.json")
+OUTPUTS = ("paragraphs.jsonl", "papers.jsonl", "quarantine.jsonl", "stats.json")
 STATS = OUTPUTS[-1]
-# No find or add holds a temporary longer than copying three files takes: one a day old was left by
+# No find or add holds a temporary longer than copying four files takes: one a day old was left by
 # a killed process.
 STALE_SECONDS = 24 * 3600
 _UNITS = {"": 1, "b": 1, "kb": 10**3, "mb": 10**6, "gb": 10**9, "tb": 10**12,
@@ -81,17 +83,18 @@ _SIZE = re.compile(r"\s*(\d+(?:\.\d*)?)\s*([a-z]*)\s*", re.IGNORECASE)
 
 
 class ShardOutputs:
-    """Where one shard's three output files are."""
+    """Where one shard's output files are (in the order of ``OUTPUTS``)."""
 
-    def __init__(self, paragraphs: Path, quarantine: Path, stats: Path):
-        self.paragraphs, self.quarantine, self.stats = Path(paragraphs), Path(quarantine), Path(stats)
+    def __init__(self, paragraphs: Path, papers: Path, quarantine: Path, stats: Path):
+        self.paragraphs, self.papers = Path(paragraphs), Path(papers)
+        self.quarantine, self.stats = Path(quarantine), Path(stats)
 
     @classmethod
     def in_folder(cls, folder: Path) -> ShardOutputs:
         return cls(*(Path(folder) / name for name in OUTPUTS))
 
-    def files(self) -> tuple[Path, Path, Path]:
-        return self.paragraphs, self.quarantine, self.stats
+    def files(self) -> tuple[Path, Path, Path, Path]:
+        return self.paragraphs, self.papers, self.quarantine, self.stats
 
 
 class Entry(NamedTuple):
@@ -294,14 +297,16 @@ def reuse(found: ShardOutputs, target: ShardOutputs, identity: dict) -> dict:
     """Write the finished shard ``found`` as ``target``, its provenance replaced by ``identity``
     (``shard`` key, ``name``, ``release``, ``inputs``); the new stats, written last."""
     stats = json.loads(found.stats.read_text(encoding="utf-8"))
+    unchanged = [(found.papers, target.papers)]
     if (stats["shard"], stats["release"]) == (identity["shard"], identity["release"]):
-        for source, copy in ((found.paragraphs, target.paragraphs), (found.quarantine, target.quarantine)):
-            with open(source, "rb") as unchanged, atomic_write(copy, "wb") as out:
-                shutil.copyfileobj(unchanged, out)
+        unchanged += [(found.paragraphs, target.paragraphs), (found.quarantine, target.quarantine)]
     else:
         stamp = {"release": identity["release"], "shard": identity["name"]}
         _restamp_lines(found.paragraphs, target.paragraphs, stamp)
         _restamp_lines(found.quarantine, target.quarantine, {"shard": identity["name"]})
+    for source, copy in unchanged:
+        with open(source, "rb") as lines, atomic_write(copy, "wb") as out:
+            shutil.copyfileobj(lines, out)
     stats.update(shard=identity["shard"], release=identity["release"], inputs=identity["inputs"])
     write_json(target.stats, stats)
     return stats

@@ -1,8 +1,10 @@
 """The curate stage: every shard of raw papers -> kept paragraphs, quarantine and stats.
 
 A shard is the unit of work: `curate_shard` handles one (an Airflow mapped task calls it
-directly), `curate` runs them all on a process pool. Each shard writes three files under
-``out_dir`` -- ``paragraphs/<shard>.jsonl``, ``quarantine/<shard>.jsonl`` and, last,
+directly), `curate` runs them all on a process pool. Each shard writes four files under
+``out_dir`` -- ``paragraphs/<shard>.jsonl``, ``papers/<shard>.jsonl`` (one line for each paper with
+kept paragraphs, in their order: its identity across sources and how many of the paragraphs lines
+are its, see ``core.identity.copy_record``), ``quarantine/<shard>.jsonl`` and, last,
 ``stats/<shard>.json`` -- each atomically. The stats file marks the shard finished: a rerun with
 the same inputs, rules and code (``CODE``, see ``citeworth.core.fingerprint``) skips it.
 
@@ -35,9 +37,10 @@ from typing import TYPE_CHECKING
 from pydantic import Field
 from tqdm import tqdm
 
-from citeworth.core import collector
+from citeworth.core import collector, schema
 from citeworth.core.errors import StageFailed
 from citeworth.core.fingerprint import content_version, current_record, fingerprint
+from citeworth.core.identity import copy_record
 from citeworth.core.io import atomic_write, dumps, write_json, write_jsonl
 from citeworth.core.paper import Paper
 from citeworth.core.params import Params, to_dict
@@ -80,7 +83,7 @@ def shards(params: CurateParams) -> list[Shard]:
 
 
 def shard_key(shard: Shard) -> str:
-    return f"{shard.reader}__{shard.name}"
+    return schema.shard_key(shard.reader, shard.name)
 
 
 def list_shards(params: CurateParams) -> list[str]:
@@ -92,10 +95,10 @@ def list_shards(params: CurateParams) -> list[str]:
 
 
 def shard_outputs(out_dir: Path, key: str) -> ShardOutputs:
-    """Where shard ``key`` writes its paragraphs, quarantine and stats in ``out_dir``."""
+    """Where shard ``key`` writes its paragraphs, papers, quarantine and stats in ``out_dir``."""
     out = Path(out_dir)
-    return ShardOutputs(out / "paragraphs" / f"{key}.jsonl", out / "quarantine" / f"{key}.jsonl",
-                        out / "stats" / f"{key}.json")
+    return ShardOutputs(out / "paragraphs" / f"{key}.jsonl", out / "papers" / f"{key}.jsonl",
+                        out / "quarantine" / f"{key}.jsonl", out / "stats" / f"{key}.json")
 
 
 def _prune(out_dir: Path, keys: set[str]) -> None:
@@ -169,7 +172,7 @@ class _ShardRun:
         self.shard = shard
         self.key = shard_key(shard)
         self.outputs = shard_outputs(params.out_dir, self.key)
-        self.paragraphs_path, self.quarantine_path, self.stats_path = self.outputs.files()
+        self.paragraphs_path, self.papers_path, self.quarantine_path, self.stats_path = self.outputs.files()
         self.identity = {"shard": self.key, "name": shard.name, "release": shard.release,
                          "inputs": list(shard.paths)}
         self.store = configured_store()
@@ -188,7 +191,8 @@ class _ShardRun:
     def _reused(self) -> dict | None:
         """The stats of this content curated before: in ``out_dir`` for this very shard (a no-op),
         in ``out_dir`` with other provenance or in the store (rewritten as this shard's); else None."""
-        here = current_record(self.stats_path, self.fingerprint) if self.paragraphs_path.exists() else None
+        outputs_exist = self.paragraphs_path.exists() and self.papers_path.exists()
+        here = current_record(self.stats_path, self.fingerprint) if outputs_exist else None
         if here is not None and all(here.get(key) == self.identity[key] for key in PROVENANCE):
             log.info("shard %s already curated with these inputs, rules and code: skipped", self.key)
             return here
@@ -216,11 +220,12 @@ class _ShardRun:
 
     def fail(self, exc: BaseException) -> dict:
         """Record that the shard failed: stats with the error, one shard_error quarantine record,
-        no paragraphs (a stale file would pass for this run's output)."""
+        no paragraphs or papers (a stale file would pass for this run's output)."""
         trace = "".join(traceback.format_exception(exc)).strip()
         error = f"{type(exc).__name__}: {exc}"
         log.error("shard %s failed: %s", self.key, trace)
         self.paragraphs_path.unlink(missing_ok=True)
+        self.papers_path.unlink(missing_ok=True)
         record = BadRecord(self.shard.name, "shard", f"shard_error:{type(exc).__name__}", trace[-4000:], "")
         write_jsonl(self.quarantine_path, [asdict(record)])
         stats = {"shard": self.key, "inputs": list(self.shard.paths), "release": self.shard.release,
@@ -234,10 +239,11 @@ class _ShardRun:
         quarantined: Counter[str] = Counter()
         self.truncated_at: str | None = None
         with atomic_write(self.quarantine_path) as bad_out, atomic_write(self.paragraphs_path) as good_out, \
-                collector.streaming():
+                atomic_write(self.papers_path) as papers_out, collector.streaming():
             papers = self._good_papers(bad_out, quarantined)
             on_error = functools.partial(self._quarantine_paper, bad_out=bad_out, quarantined=quarantined)
-            for record in curator.curate(papers, on_error=on_error):
+            on_kept = functools.partial(self._record_copy, papers_out=papers_out)
+            for record in curator.curate(papers, on_error=on_error, on_kept=on_kept):
                 good_out.write(dumps(record) + "\n")
         stats = {
             "shard": self.key,
@@ -271,6 +277,11 @@ class _ShardRun:
         reason, detail = f"{CURATION_ERROR}:{type(exc).__name__}", f"{type(exc).__name__}: {exc}"[:RAW_CHARS]
         record = BadRecord(self.shard.name, f"paper {paper.paper_id}", reason, detail, paper.paper_id)
         self._quarantine(record, bad_out, quarantined)
+
+    @staticmethod
+    def _record_copy(paper: Paper, records: int, papers_out) -> None:
+        """A paper with kept paragraphs: its identity, and how many paragraphs lines are its."""
+        papers_out.write(dumps(copy_record(paper, records)) + "\n")
 
     @staticmethod
     def _quarantine(item: BadRecord, bad_out, quarantined: Counter) -> None:

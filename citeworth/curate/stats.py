@@ -1,4 +1,5 @@
-"""Table 2 of the paper (and more) computed from the written dataset, plus the curation funnel."""
+"""Table 2 of the paper (and more) computed from the written dataset, plus the curation funnel and
+the copies of papers found in several sources (curate/duplicates.py)."""
 
 from __future__ import annotations
 
@@ -13,9 +14,11 @@ from citeworth.core.schema import CITE_WORTHY, FIELD_OF_STUDY, SPLITS
 from citeworth.text.sentences import scispacy_token_counter
 
 
-def dataset_stats(data_dir: Path, funnel: dict, count_tokens: Callable[[str], int] | None = None) -> dict:
-    """Figures overall, per split and per field, from ``data_dir/{train,dev,test}.jsonl``; tokens as
-    scispacy's tokenizer cuts them (the paper tokenizes with scispacy) unless ``count_tokens`` says."""
+def dataset_stats(data_dir: Path, funnel: dict, duplicates: dict,
+                  count_tokens: Callable[[str], int] | None = None) -> dict:
+    """Figures overall, per split and per field, from ``data_dir/{train,dev,test}.jsonl``, with the
+    funnel and the duplicates' counts; tokens as scispacy's tokenizer cuts them (the paper tokenizes
+    with scispacy) unless ``count_tokens`` says."""
     count_tokens = count_tokens or scispacy_token_counter()
     lengths: dict[tuple[str, str], list[int]] = defaultdict(list)
     cite: dict[tuple[str, str], int] = defaultdict(int)
@@ -60,6 +63,7 @@ def dataset_stats(data_dir: Path, funnel: dict, count_tokens: Callable[[str], in
         "splits": {s: figures(("split", s)) for s in SPLITS},
         "fields": fields,
         "funnel": funnel,
+        "duplicates": duplicates,
     }
 
 
@@ -97,7 +101,24 @@ def stats_markdown(stats: dict) -> str:
     lines += [f"| {name} | {f['papers']:,} | {f['paragraphs']:,} | {f['sentences']:,} | "
               f"{100 * f['cite_worthy_share']:.2f}% |" for name, f in rows]
     lines += ["", "## Funnel", "", "```", *_funnel_lines(stats["funnel"]), "```", ""]
+    lines += ["## Papers in several copies", "", *_duplicates_lines(stats["duplicates"]), ""]
     return "\n".join(lines)
+
+
+def _duplicates_lines(counts: dict) -> list[str]:
+    by_source = ", ".join(f"{source} {n:,}" for source, n in counts["dropped_by_source"].items())
+    return [
+        "A paper read from several sources (or twice from one) is kept once; the duplicates report "
+        "(assemble.duplicates_path) names each one's copies, the one kept and why.",
+        "",
+        "| | # |",
+        "|---|---|",
+        f"| Copies of papers with kept paragraphs | {counts['copies']:,} |",
+        f"| Papers found in several copies | {counts['papers_in_several_copies']:,} |",
+        f"| Copies left out | {counts['dropped_copies']:,}{f' ({by_source})' if by_source else ''} |",
+        f"| Their paragraphs | {counts['dropped_paragraphs']:,} |",
+        f"| Papers (one copy each) | {counts['papers']:,} |",
+    ]
 
 
 def _funnel_lines(node: dict, indent: str = "") -> list[str]:

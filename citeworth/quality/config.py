@@ -22,6 +22,10 @@ class Bounds(Params):
 class ValidateParams(Params):
     data_dir: Path
     """The dataset validated (assemble's out_dir)."""
+    curated_dir: Path | None
+    """The curated shards the dataset was assembled from (assemble's in_dir): their papers/ files
+    give each dataset paper's identifiers, so that no paper is in two splits in any copy (null: a
+    paper is known by its paper id alone)."""
     baseline_dir: Path | None
     """The spans-only baseline, validated with the same suite for the side-by-side marker rates (never
     gating); null or a missing folder is reported in the summary, not an error.

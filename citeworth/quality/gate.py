@@ -37,7 +37,7 @@ __all__ = ["ValidateParams", "validate"]
 
 def validate(params: ValidateParams) -> dict:
     """Validate the dataset, its splits, the raw input and the baseline; fail on a critical breach."""
-    tables = _dataset_and_splits(Path(params.data_dir))
+    tables = _dataset_and_splits(Path(params.data_dir), params.curated_dir)
     if params.raw_inputs:
         tables.update(raw_tables(_raw_items(params)))
     baseline, baseline_facts = _baseline(params.baseline_dir)
@@ -61,12 +61,12 @@ def validate(params: ValidateParams) -> dict:
     }
 
 
-def _dataset_and_splits(data_dir: Path) -> dict[str, Table]:
+def _dataset_and_splits(data_dir: Path, curated_dir: Path | None) -> dict[str, Table]:
     if missing := _missing_splits(data_dir):
         raise StageFailed(f"dataset split file(s) missing in {data_dir}: {', '.join(missing)} "
                           "(run the assemble stage first)")
     tables = dataset_tables(data_dir)
-    tables.update(split_tables(tables["sentences"].frame, tables["paragraphs"].frame))
+    tables.update(split_tables(tables["sentences"].frame, tables["paragraphs"].frame, curated_dir))
     return tables
 
 

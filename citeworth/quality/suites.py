@@ -100,6 +100,12 @@ def split_expectations(params: ValidateParams) -> dict[str, list[gxe.Expectation
             expect(gxe.ExpectColumnValuesToBeUnique, "paper_in_one_split", CRITICAL,
                    "no paper has paragraphs in two splits", column="paper_id"),
         ],
+        "split_identities": [
+            expect(gxe.ExpectColumnValuesToBeUnique, "identity_in_one_split", CRITICAL,
+                   "no paper has paragraphs in two splits in any of its copies (papers known by their "
+                   "identifiers, or title, first author and year, across sources); none tolerated",
+                   column="identity"),
+        ],
         "split_texts": [
             expect(gxe.ExpectColumnValuesToBeUnique, "text_in_one_split", CRITICAL,
                    f"at most {params.max_cross_split_duplicates:.1%} of sentence texts recur in other splits",

@@ -8,6 +8,7 @@ only the flat table itself is ever in memory (no list of parsed records).
 from __future__ import annotations
 
 import json
+from collections import defaultdict
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -16,8 +17,10 @@ import pandas as pd
 from tqdm import tqdm
 
 from citeworth.core.errors import StageFailed
+from citeworth.core.identity import group_copies, identifier_keys
+from citeworth.core.io import read_jsonl
 from citeworth.core.paper import Paper
-from citeworth.core.schema import CITE_WORTHY, FIELD_OF_STUDY, SPLITS
+from citeworth.core.schema import CITE_WORTHY, FIELD_OF_STUDY, SPLITS, shard_key
 from citeworth.quality.markers import residual_marker_mask
 from citeworth.sources.base import BadRecord
 
@@ -37,7 +40,7 @@ def dataset_tables(data_dir: Path, prefix: str = "") -> dict[str, Table]:
     """The sentence and paragraph tables of ``data_dir/{train,dev,test}.jsonl``."""
     ids = _columns("split", "paper_id", "section_idx", "field")
     sentences = _columns(*ids, "text", "label", "starts_with_capital", "has_citation_text")
-    paragraphs = _columns(*ids, "sentences")
+    paragraphs = _columns(*ids, "sentences", "source", "shard")
     for split, record in _records(data_dir):
         values = {"split": split, "paper_id": record.get("paper_id"),
                   "section_idx": record.get("section_idx"), "field": _field(record.get(FIELD_OF_STUDY))}
@@ -47,6 +50,8 @@ def dataset_tables(data_dir: Path, prefix: str = "") -> dict[str, Table]:
             paragraphs[name].append(value)
             sentences[name].extend([value] * len(samples))
         paragraphs["sentences"].append(len(samples))
+        paragraphs["source"].append(record.get("source"))
+        paragraphs["shard"].append(record.get("shard"))
         sentences["text"].extend(texts)
         sentences["label"].extend(sample.get("label") for sample in samples)
         sentences["starts_with_capital"].extend(bool(text) and text[0].isupper() for text in texts)
@@ -61,20 +66,73 @@ def dataset_tables(data_dir: Path, prefix: str = "") -> dict[str, Table]:
     }
 
 
-def split_tables(sentences: pd.DataFrame, paragraphs: pd.DataFrame) -> dict[str, Table]:
-    """Derived tables for split integrity: papers per split, label and field shares, shared texts.
-    Rows keep the dataset's (deterministic) order of first occurrence."""
+def split_tables(sentences: pd.DataFrame, paragraphs: pd.DataFrame,
+                 curated_dir: Path | None = None) -> dict[str, Table]:
+    """Derived tables for split integrity: papers and paper identities per split, label and field
+    shares, shared texts. Rows keep the dataset's (deterministic) order of first occurrence."""
     papers = paragraphs[["paper_id", "split"]].drop_duplicates()
     texts = sentences[["text", "split"]].dropna().drop_duplicates()
     labels = (sentences.groupby("split", sort=True)
               .agg(sentences=("cite_worthy", "size"), cite_worthy_share=("cite_worthy", "mean")))
     tables = [
         Table("split_papers", papers.reset_index(drop=True), ("paper_id", "split")),
+        Table("split_identities", split_identities(paragraphs, curated_dir),
+              ("identity", "split", "paper_id")),
         Table("split_texts", texts.reset_index(drop=True), ("split",)),
         Table("split_labels", labels.reset_index(), ("split",)),
         Table("split_fields", _field_shares(paragraphs), ("split", "field")),
     ]
     return {table.name: table for table in tables}
+
+
+def split_identities(paragraphs: pd.DataFrame, curated_dir: Path | None) -> pd.DataFrame:
+    """One row per paper identity and split its papers are in (an identity in two splits has two
+    rows), named by an identifier of the paper (``doi:...``), else its fallback key, else its id.
+
+    A dataset paper's identifiers are those curation recorded for it (``curated_dir/papers``, every
+    copy of it there); papers are grouped as the assemble stage groups them (core/identity.py), so
+    two copies of one paper that the dataset holds both are one identity. Without ``curated_dir`` a
+    paper is known by its paper id alone."""
+    papers = paragraphs[["split", "source", "shard", "paper_id"]].drop_duplicates()
+    named = [(split, shard_key(str(source), str(shard)), paper_id)
+             for split, source, shard, paper_id in papers.itertuples(index=False)]
+    curated = _curated_copies(curated_dir, {(key, paper_id) for _, key, paper_id in named})
+    copies, rows = [], []
+    for split, key, paper_id in named:
+        found = curated.get((key, paper_id))
+        if curated_dir and not found:
+            raise StageFailed(f"dataset paper {paper_id!r} ({split}) has no record in "
+                              f"{Path(curated_dir) / 'papers' / key}.jsonl: the dataset and the curated "
+                              "shards differ; run curate and assemble again")
+        for copy in found or [{"paper_id": paper_id, "ids": {}, "fallback": None}]:
+            copies.append(copy)
+            rows.append((split, paper_id))
+    groups = group_copies(copies)
+    frame = pd.DataFrame([(_identity_name(copies[groups.root(number)]), split, paper_id)
+                          for number, (split, paper_id) in enumerate(rows)],
+                         columns=["identity", "split", "paper_id"])
+    return frame.drop_duplicates(["identity", "split"]).reset_index(drop=True)
+
+
+def _identity_name(copy: dict) -> str:
+    keys = identifier_keys(copy["ids"])
+    return keys[0] if keys else copy["fallback"] or f"paper_id:{copy['paper_id']}"
+
+
+def _curated_copies(curated_dir: Path | None, wanted: set[tuple[str, str]]) -> dict[tuple[str, str], list]:
+    """The copy records of the curated shards (``papers/<shard>.jsonl``) for the (shard, paper id)
+    pairs ``wanted``; none without ``curated_dir``."""
+    if curated_dir is None:
+        return {}
+    folder = Path(curated_dir) / "papers"
+    if not folder.is_dir():
+        raise StageFailed(f"no curated papers in {folder} (validate.curated_dir): run curate first")
+    found: dict[tuple[str, str], list[dict]] = defaultdict(list)
+    for path in sorted(folder.glob("*.jsonl")):
+        for copy in read_jsonl(path):
+            if (path.stem, copy["paper_id"]) in wanted:
+                found[(path.stem, copy["paper_id"])].append(copy)
+    return found
 
 
 def _field_shares(paragraphs: pd.DataFrame) -> pd.DataFrame:

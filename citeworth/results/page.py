@@ -35,6 +35,7 @@ class ResultPaths:
     """Where the stages write what the page shows (their params.yaml values, else the defaults)."""
 
     dataset_stats: str = "reports/dataset_stats.json"
+    duplicates: str = "reports/duplicates.json"
     quality_summary: str = "reports/quality/summary.json"
     data_docs: str = "reports/quality/site"
     models: str = "metrics/models.json"
@@ -52,6 +53,7 @@ class ResultPaths:
         d = cls()
         return cls(
             dataset_stats=value("assemble", "stats_path", d.dataset_stats),
+            duplicates=value("assemble", "duplicates_path", d.duplicates),
             quality_summary=value("validate", "summary_path", d.quality_summary),
             data_docs=value("validate", "site_dir", d.data_docs),
             models=value("report", "metrics_path", d.models),
@@ -96,7 +98,7 @@ def build_page(files: Files, refs: list[Ref], head: str | None = None,
     page.sections = {
         "quality": _quality(files, paths),
         "dataset": _dataset(stats),
-        "funnel": _funnel(stats),
+        "funnel": _funnel(stats, paths),
         "models": _models(files, paths, test_split),
         "domains": _domains(files.read_json(paths.domains), paths),
         "transfer": _transfer(files.read_json(paths.transfer)),
@@ -197,12 +199,15 @@ def _dataset(stats: dict | None) -> dict | None:
     }
 
 
-def _funnel(stats: dict | None) -> dict | None:
+def _funnel(stats: dict | None, paths: ResultPaths) -> dict | None:
     funnel = (stats or {}).get("funnel") or {}
     curation = funnel.get("curation")
     if not curation:
         return None
+    # A version assembled before papers were resolved across sources has no duplicates' counts.
+    duplicates = (stats or {}).get("duplicates")
     steps = [("papers read", curation.get("papers")), ("papers kept", curation.get("papers_kept")),
+             ("one copy of each", (duplicates or {}).get("papers")),
              ("paragraphs read", curation.get("paragraphs")),
              ("in permitted sections", curation.get("paragraphs_in_sections")),
              ("candidates", curation.get("candidates")), ("paragraphs kept", curation.get("kept")),
@@ -217,6 +222,8 @@ def _funnel(stats: dict | None) -> dict | None:
         "quarantined": sorted(quarantined.items()) if isinstance(quarantined, dict) else [],
         "shards": funnel.get("shards"),
         "n": curation.get("papers"),
+        "duplicates": duplicates and {**duplicates, "report": paths.duplicates,
+                                      "dropped_by_source": sorted(duplicates["dropped_by_source"].items())},
     }
 
 

@@ -1,4 +1,5 @@
-"""The normalized ``Paper.metadata`` every reader fills, and separate metadata files read compactly.
+"""The one construction of a ``Paper`` every reader uses (``new_paper``), the normalized
+``Paper.metadata`` it fills, and separate metadata files read compactly.
 
 The paper filter (citeworth/curate/) knows only these keys:
 
@@ -9,17 +10,21 @@ The paper filter (citeworth/curate/) knows only these keys:
 - ``has_inbound_citations``: bool, or None when the source cannot tell (arXiv, no metadata row);
 - ``venue_id``: the first present of journal / venue / arxiv id / ACL id / PubMed id / PMC id;
 - ``year``: int or None.
+
+``new_paper`` also records the paper's identifiers (``Paper.ids``: what the parse states, then
+the kinds only its metadata row states) and its authors, from which curation keys the paper's
+identity across sources (core/identity.py).
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Callable, Generator, Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from citeworth.core.paper import normalise_id
+from citeworth.core.paper import BibEntry, Paper, Paragraph, normalise_id
 from citeworth.sources.base import BadRecord, RecordError, Shard, guarded
 from citeworth.sources.lines import iter_json_lines
 
@@ -29,29 +34,6 @@ METADATA_KEYS = ("field_scheme", "has_abstract", "has_body_text", "has_bib_entri
 # S2ORC's venue-like ids, in the order the public CiteWorth filter reads them.
 VENUE_KEYS = ("journal", "venue", "arxiv_id", "acl_id", "pubmed_id", "pmc_id")
 _YEAR = re.compile(r"^\s*([12]\d{3})(?!\d)")
-
-
-def paper_metadata(
-    *,
-    field_scheme: str,
-    has_abstract: bool,
-    has_body_text: bool,
-    has_bib_entries: bool,
-    has_ref_entries: bool,
-    has_inbound_citations: bool | None,
-    venue_id: str | None,
-    year: int | None,
-) -> dict:
-    return {
-        "field_scheme": field_scheme,
-        "has_abstract": has_abstract,
-        "has_body_text": has_body_text,
-        "has_bib_entries": has_bib_entries,
-        "has_ref_entries": has_ref_entries,
-        "has_inbound_citations": has_inbound_citations,
-        "venue_id": venue_id,
-        "year": year,
-    }
 
 
 def first_present(*values: Any) -> str | None:
@@ -84,7 +66,10 @@ def unique(values: Iterable[str] | str) -> tuple[str, ...]:
 # unarXive ids keys), lower-cased -> core.paper.ID_KINDS.
 _ID_ALIASES = {"doi": "doi", "arxiv": "arxiv", "arxiv_id": "arxiv", "pmid": "pmid", "pubmed": "pmid",
                "pubmed_id": "pmid", "pmcid": "pmcid", "pmc": "pmcid", "pmc_id": "pmcid",
-               "pubmedcentral": "pmcid", "corpusid": "s2", "s2": "s2"}
+               "pubmedcentral": "pmcid", "corpusid": "s2", "s2": "s2", "mag": "mag", "mag_id": "mag",
+               "acl": "acl", "acl_id": "acl"}
+# The identifier keys of an S2ORC record's or metadata row's own ids.
+S2ORC_ID_KEYS = ("doi", "arxiv_id", "pubmed_id", "pmc_id", "mag_id", "acl_id")
 
 
 def identifiers(pairs: Iterable[tuple[str | None, Any]]) -> dict[str, str]:
@@ -120,6 +105,66 @@ class PaperFacts:
     has_body_text: bool | None = None
     has_bib_entries: bool | None = None
     has_ref_entries: bool | None = None
+    ids: dict[str, str] = field(default_factory=dict)  # normalised (see identifiers)
+    authors: tuple[str, ...] = ()
+
+
+NO_ROW = PaperFacts(None, (), None, None, None)
+
+
+def new_paper(
+    shard: Shard,
+    *,
+    paper_id: str,
+    title: str | None,
+    paragraphs: list[Paragraph],
+    bib_entries: dict[str, BibEntry],
+    abstract: str | None,
+    ids: Iterable[tuple[str | None, Any]],
+    field_scheme: str,
+    has_ref_entries: bool,
+    venue_id: str | None,
+    year: int | None,
+    fields_of_study: tuple[str, ...] = (),
+    authors: tuple[str, ...] = (),
+    row: PaperFacts | None = None,
+    extra: dict | None = None,
+) -> Paper:
+    """The Paper a reader read from ``shard`` (its reader, release and name are the provenance).
+
+    ``ids``: the (kind name, value) pairs the source states (see ``identifiers``). ``row``: the
+    paper's separate metadata row: its title, fields, venue, year and inbound citations come first,
+    its identifiers fill the kinds the parse lacks, its authors stand in when the parse names none,
+    and a parse fact it contradicts is false (``agree``). Without a row, inbound citations are
+    unknown (None). ``extra``: metadata keys of the reader's own, beside the normalised ones."""
+    row = row or NO_ROW
+    identified = identifiers(ids)
+    for kind, value in row.ids.items():
+        identified.setdefault(kind, value)
+    return Paper(
+        paper_id=paper_id,
+        title=row.title or title,
+        fields_of_study=row.fields or fields_of_study,
+        paragraphs=paragraphs,
+        bib_entries=bib_entries,
+        source=shard.reader,
+        release=shard.release,
+        shard=shard.name,
+        metadata={
+            "field_scheme": field_scheme,
+            "has_abstract": agree(bool(abstract), row.has_abstract),
+            "has_body_text": agree(bool(paragraphs), row.has_body_text),
+            "has_bib_entries": agree(bool(bib_entries), row.has_bib_entries),
+            "has_ref_entries": agree(has_ref_entries, row.has_ref_entries),
+            "has_inbound_citations": row.has_inbound_citations,
+            "venue_id": row.venue_id or venue_id,
+            "year": row.year or year,
+            **(extra or {}),
+        },
+        ids=identified,
+        abstract=abstract or None,
+        authors=authors or row.authors,
+    )
 
 
 def agree(from_parse: bool, from_row: bool | None) -> bool:
@@ -154,7 +199,31 @@ def s2orc_row_facts(row: dict) -> PaperFacts:
         has_body_text=_flag(row, "has_pdf_parsed_body_text"),
         has_bib_entries=_flag(row, "has_pdf_parsed_bib_entries"),
         has_ref_entries=_flag(row, "has_pdf_parsed_ref_entries"),
+        ids=s2orc_ids(row),
+        authors=s2orc_authors(row),
     )
+
+
+def s2orc_ids(record: dict) -> dict[str, str]:
+    """The ids an S2ORC record's ``metadata`` or an S2ORC metadata row states; a numeric
+    ``paper_id`` is the Semantic Scholar corpus id."""
+    paper_id = str(record.get("paper_id") or "")
+    return identifiers([*((key, record.get(key)) for key in S2ORC_ID_KEYS),
+                        ("s2", paper_id if paper_id.isdigit() else None)])
+
+
+def s2orc_authors(record: dict) -> tuple[str, ...]:
+    """"First Middle Last" of each S2ORC author object of ``record["authors"]``."""
+    authors = record.get("authors") if isinstance(record.get("authors"), list) else []
+    return tuple(name for author in authors if (name := _s2orc_name(author)))
+
+
+def _s2orc_name(author: Any) -> str | None:
+    if not isinstance(author, dict):
+        return None
+    middle = author.get("middle") if isinstance(author.get("middle"), list) else []
+    parts = (author.get("first"), *middle, author.get("last"))
+    return one_line(" ".join(str(part) for part in parts if part))
 
 
 def lower_keys(mapping: Any) -> dict:
@@ -184,6 +253,7 @@ def s2_papers_facts(row: dict) -> PaperFacts:
     journal = row.get("journal")
     journal = journal.get("name") if isinstance(journal, dict) else journal
     citations = row.get("citationcount", row.get("citationCount"))
+    authors = row.get("authors") if isinstance(row.get("authors"), list) else []
     return PaperFacts(
         title=one_line(row.get("title")),
         fields=s2_fields(row),
@@ -191,7 +261,16 @@ def s2_papers_facts(row: dict) -> PaperFacts:
         venue_id=first_present(journal, row.get("venue"), ids.get("arxiv"), ids.get("acl"), ids.get("pubmed"),
                                ids.get("pubmedcentral")),
         has_inbound_citations=citations > 0 if isinstance(citations, int) else None,
+        ids=s2_ids(row),
+        authors=tuple(name for author in authors
+                      if isinstance(author, dict) and (name := one_line(author.get("name")))),
     )
+
+
+def s2_ids(row: dict) -> dict[str, str]:
+    """The ids of an S2 datasets API record (``externalids`` and its corpus id)."""
+    external = lower_keys(row.get("externalids") or row.get("externalIds"))
+    return identifiers([*external.items(), ("corpusid", row.get("corpusid", row.get("corpusId")))])
 
 
 @dataclass

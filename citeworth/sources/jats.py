@@ -35,7 +35,7 @@ from pathlib import Path
 
 from citeworth.core.paper import BibEntry, Paper, Paragraph
 from citeworth.sources.base import BadRecord, RecordError, Shard
-from citeworth.sources.facts import first_present, identifiers, one_line, paper_metadata, parse_year, unique
+from citeworth.sources.facts import first_present, identifiers, new_paper, one_line, parse_year, unique
 from citeworth.sources.markup import (
     BLOCK,
     PLACEHOLDER,
@@ -106,28 +106,20 @@ def paper_from_jats(article: ET.Element, path: str, shard: Shard) -> Paper:
     abstract = " ".join(text for a in meta.findall("abstract") if (text := paragraphs_text(a)))
     journal_title = text_of(journal.find(".//journal-title")) if journal is not None else ""
     scheme, fields = _fields_of_study(meta, journal_title)
-    return Paper(
+    return new_paper(
+        shard,
         paper_id=paper_id,
         title=one_line(text_of(meta.find("title-group/article-title"))),
         fields_of_study=fields,
         paragraphs=paragraphs,
         bib_entries=bib_entries,
-        source=shard.reader,
-        release=shard.release,
-        shard=shard.name,
-        metadata=paper_metadata(
-            field_scheme=scheme,
-            has_abstract=bool(abstract),
-            has_body_text=bool(paragraphs),
-            has_bib_entries=bool(bib_entries),
-            has_ref_entries=any(article.find(f".//{tag}") is not None for tag in ("fig", "table-wrap")),
-            has_inbound_citations=None,  # JATS cannot tell
-            venue_id=first_present(journal_title, *_journal_ids(journal), pmc),
-            year=_year(meta),
-        ),
-        ids=identifiers(ids.items()),
-        abstract=abstract or None,
+        abstract=abstract,
+        ids=ids.items(),
         authors=tuple(_names(meta.findall("contrib-group/contrib[@contrib-type='author']/name"))),
+        field_scheme=scheme,
+        has_ref_entries=any(article.find(f".//{tag}") is not None for tag in ("fig", "table-wrap")),
+        venue_id=first_present(journal_title, *_journal_ids(journal), pmc),
+        year=_year(meta),
     )
 
 

@@ -6,9 +6,10 @@ into it, under ``annotations.paragraph``, ``sectionheader`` (``attributes.n`` = 
 ``bibref`` (``attributes.ref_id`` -> a ``bibentry``'s ``attributes.id``), ``bibentry``
 (``attributes.matched_paper_id`` = the cited corpus id), ``figureref``, ``tableref``, ``formula``...
 Each annotation value may be a JSON string (the dumps), an already parsed list, or null.
-A paragraph's section is the last section header before it. Citations must lie inside their
-paragraph; a figure/table/formula annotation running past a paragraph's end is cut at it (GROBID
-formulas are blocks of their own and may touch a paragraph).
+A paragraph's section is the last section header before it; the abstract is the text of the
+``abstract`` annotations, the paper's ids its ``externalids`` and corpus id. Citations must lie
+inside their paragraph; a figure/table/formula annotation running past a paragraph's end is cut at
+it (GROBID formulas are blocks of their own and may touch a paragraph).
 
 Fields of study come from the ``papers`` dataset, given as the shard's metadata JSONL(.gz) keyed
 by corpusid. Only the rows of the shard's own papers are kept: a first pass reads the shard's
@@ -30,9 +31,10 @@ from citeworth.sources.facts import (
     PaperFacts,
     first_present,
     lower_keys,
+    new_paper,
     one_line,
-    paper_metadata,
     s2_corpus_id,
+    s2_ids,
     s2_papers_facts,
     shard_facts,
 )
@@ -88,29 +90,21 @@ def paper_from_record(record: dict, facts: PaperFacts | None, shard: Shard) -> P
     spans = _Annotations(annotations, text, corpus_id)
     bib_entries, matched_ids = _bib_entries(spans.get("bibentry"), text)
     paragraphs = _paragraphs(spans, text, matched_ids, corpus_id)
-    facts = facts or PaperFacts(None, (), None, None, None)
     ids = lower_keys(record.get("externalids") or record.get("externalIds"))
     titles = spans.get("title")
-    return Paper(
+    return new_paper(
+        shard,
         paper_id=corpus_id,
-        title=facts.title or (one_line(text[titles[0].start:titles[0].end]) if titles else None),
-        fields_of_study=facts.fields,
+        title=one_line(text[titles[0].start:titles[0].end]) if titles else None,
         paragraphs=paragraphs,
         bib_entries=bib_entries,
-        source="s2_api",
-        release=shard.release,
-        shard=shard.name,
-        metadata=paper_metadata(
-            field_scheme="s2",
-            has_abstract=bool(spans.get("abstract")),
-            has_body_text=bool(paragraphs),
-            has_bib_entries=bool(bib_entries),
-            has_ref_entries=_has_figures_or_tables(spans),
-            has_inbound_citations=facts.has_inbound_citations,
-            venue_id=facts.venue_id or first_present(ids.get("arxiv"), ids.get("acl"), ids.get("pubmed"),
-                                                     ids.get("pubmedcentral")),
-            year=facts.year,
-        ),
+        abstract=one_line(" ".join(text[a.start:a.end] for a in spans.get("abstract"))),
+        ids=s2_ids(record).items(),
+        field_scheme="s2",
+        has_ref_entries=_has_figures_or_tables(spans),
+        venue_id=first_present(ids.get("arxiv"), ids.get("acl"), ids.get("pubmed"), ids.get("pubmedcentral")),
+        year=None,
+        row=facts,
     )
 
 

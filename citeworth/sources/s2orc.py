@@ -28,13 +28,14 @@ from citeworth.sources.base import BadRecord, RecordError, Shard, guarded
 from citeworth.sources.facts import (
     VENUE_KEYS,
     PaperFacts,
-    agree,
     first_present,
     identifiers,
+    new_paper,
     one_line,
     paper_id_of,
-    paper_metadata,
     parse_year,
+    s2orc_authors,
+    s2orc_ids,
     s2orc_row_facts,
     shard_facts,
 )
@@ -49,7 +50,6 @@ _REF_PREFIX_KINDS = {"FIGREF": "figure", "TABREF": "table", "EQREF": "formula", 
 # Unresolved references (ref_id null) named by their surface text: "(Figure 3", "Table 2", "Eq. 4".
 _REF_WORDS = re.compile(r"^\W*(fig|tab|eq)", re.IGNORECASE)
 _REF_WORD_KINDS = {"fig": "figure", "tab": "table", "eq": "formula"}
-_ID_KEYS = ("doi", "arxiv_id", "pubmed_id", "pmc_id")
 
 
 def read(shard: Shard) -> Iterator[Paper | BadRecord]:
@@ -88,30 +88,20 @@ def paper_from_s2orc(record: dict, facts: PaperFacts | None, shard: Shard) -> Pa
     paragraphs = resolve_citations([_paragraph(block, ref_entries, paper_id, index)
                                     for index, block in enumerate(body)], bib_entries)
     abstract = _abstract(parse.get("abstract"))
-    facts = facts or PaperFacts(None, (), None, None, None)
-    return Paper(
+    return new_paper(
+        shard,
         paper_id=paper_id,
-        title=facts.title or one_line(file_meta.get("title")),
-        fields_of_study=facts.fields,
+        title=one_line(file_meta.get("title")),
         paragraphs=paragraphs,
         bib_entries=bib_entries,
-        source=shard.reader,
-        release=shard.release,
-        shard=shard.name,
-        metadata=paper_metadata(
-            field_scheme="mag",
-            has_abstract=agree(bool(abstract), facts.has_abstract),
-            has_body_text=agree(bool(paragraphs), facts.has_body_text),
-            has_bib_entries=agree(bool(bib_entries), facts.has_bib_entries),
-            has_ref_entries=agree(bool(ref_entries), facts.has_ref_entries),
-            has_inbound_citations=facts.has_inbound_citations,
-            venue_id=facts.venue_id or first_present(*(file_meta.get(key) for key in VENUE_KEYS)),
-            year=facts.year or parse_year(file_meta.get("year")),
-        ),
-        ids=identifiers([*((key, file_meta.get(key)) for key in _ID_KEYS),
-                         ("s2", paper_id if paper_id.isdigit() else None)]),
         abstract=abstract,
-        authors=tuple(name for author in file_meta.get("authors") or [] if (name := _name(author))),
+        ids=s2orc_ids({**file_meta, "paper_id": paper_id}).items(),
+        authors=s2orc_authors(file_meta),
+        field_scheme="mag",
+        has_ref_entries=bool(ref_entries),
+        venue_id=first_present(*(file_meta.get(key) for key in VENUE_KEYS)),
+        year=parse_year(file_meta.get("year")),
+        row=facts,
     )
 
 
@@ -121,15 +111,6 @@ def _abstract(value) -> str | None:
         value = " ".join(block["text"] for block in value if isinstance(block, dict)
                          and isinstance(block.get("text"), str))
     return one_line(value)
-
-
-def _name(author) -> str | None:
-    """"First Middle Last" of an S2ORC author object."""
-    if not isinstance(author, dict):
-        return None
-    middle = author.get("middle") if isinstance(author.get("middle"), list) else []
-    parts = (author.get("first"), *middle, author.get("last"))
-    return one_line(" ".join(str(part) for part in parts if part))
 
 
 def _parse_and_metadata(record: dict, paper_id: str) -> tuple[dict, dict]:

@@ -28,11 +28,10 @@ from citeworth.core.paper import BibEntry, Paper, Paragraph
 from citeworth.sources.base import BadRecord, RecordError, Shard
 from citeworth.sources.facts import (
     PaperFacts,
-    agree,
     first_present,
     identifiers,
+    new_paper,
     one_line,
-    paper_metadata,
     parse_year,
     s2orc_row_facts,
     shard_facts,
@@ -64,7 +63,6 @@ SUFFIXES = (".grobid.tei.xml", ".tei.xml", ".xml")
 _REF_KINDS = {"figure": "figure", "table": "table", "formula": "formula", "foot": "footnote",
               "section": "section"}
 _SKIPPED = frozenset({"figure", "table", "note", "graphic"})
-_EMPTY_FACTS = PaperFacts(None, (), None, None, None)
 
 
 def read(shard: Shard) -> Iterator[Paper | BadRecord]:
@@ -100,29 +98,20 @@ def paper_from_tei(root: ET.Element, path: str, shard: Shard, facts: PaperFacts 
     header = header if header is not None else ET.Element("fileDesc")
     source = header.find("t:sourceDesc/t:biblStruct", NS)
     abstract = paragraphs_text(root.find("t:teiHeader/t:profileDesc/t:abstract", NS))
-    facts = facts or _EMPTY_FACTS
-    return Paper(
+    return new_paper(
+        shard,
         paper_id=paper_id,
-        title=facts.title or one_line(text_of(header.find("t:titleStmt/t:title", NS))),
-        fields_of_study=facts.fields,
+        title=one_line(text_of(header.find("t:titleStmt/t:title", NS))),
         paragraphs=paragraphs,
         bib_entries=bib_entries,
-        source=shard.reader,
-        release=shard.release,
-        shard=shard.name,
-        metadata=paper_metadata(
-            field_scheme="mag",
-            has_abstract=agree(bool(abstract), facts.has_abstract),
-            has_body_text=agree(bool(paragraphs), facts.has_body_text),
-            has_bib_entries=agree(bool(bib_entries), facts.has_bib_entries),
-            has_ref_entries=agree(root.find("t:text//t:figure", NS) is not None, facts.has_ref_entries),
-            has_inbound_citations=facts.has_inbound_citations,
-            venue_id=facts.venue_id or _venue(header),
-            year=facts.year or _year(header),
-        ),
-        ids=_ids(source),
-        abstract=abstract or None,
+        abstract=abstract,
+        ids=_ids(source).items(),
         authors=_authors(source),
+        field_scheme="mag",
+        has_ref_entries=root.find("t:text//t:figure", NS) is not None,
+        venue_id=_venue(header),
+        year=_year(header),
+        row=facts,
     )
 
 

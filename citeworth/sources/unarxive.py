@@ -21,9 +21,9 @@ from citeworth.sources.base import BadRecord, RecordError, Shard
 from citeworth.sources.facts import (
     first_present,
     identifiers,
+    new_paper,
     one_line,
     paper_id_of,
-    paper_metadata,
     parse_year,
     unique,
 )
@@ -52,33 +52,25 @@ def paper_from_record(record: dict, shard: Shard) -> Paper:
         for index, (block, section) in enumerate(zip(body, top_level_sections(body), strict=True))
         if block.get("content_type") == "paragraph"
     ]
-    return Paper(
+    return new_paper(
+        shard,
         paper_id=paper_id,
         title=one_line(meta.get("title")),
         fields_of_study=unique((meta.get("categories") or "").split()),  # the primary category first
         paragraphs=paragraphs,
         bib_entries=bib_entries,
-        source="unarxive",
-        release=shard.release,
-        shard=shard.name,
-        metadata=paper_metadata(
-            field_scheme="arxiv",
-            has_abstract=bool(_abstract_text(record) or one_line(meta.get("abstract"))),
-            has_body_text=bool(paragraphs),
-            has_bib_entries=bool(bib_entries),
-            has_ref_entries=bool(ref_entries),
-            has_inbound_citations=None,  # arXiv data cannot tell
-            venue_id=first_present(meta.get("journal-ref"), paper_id),
-            year=arxiv_year(meta),
-        ),
-        ids=identifiers([("arxiv", paper_id), ("doi", meta.get("doi"))]),
         abstract=_abstract_text(record) or one_line(meta.get("abstract")),
-        authors=_authors(meta),
+        ids=[("arxiv", paper_id), ("doi", meta.get("doi"))],
+        authors=arxiv_authors(meta),
+        field_scheme="arxiv",
+        has_ref_entries=bool(ref_entries),
+        venue_id=first_present(meta.get("journal-ref"), paper_id),
+        year=arxiv_year(meta),
     )
 
 
-def _authors(meta: dict) -> tuple[str, ...]:
-    """"First Last" from arXiv's ``authors_parsed`` ([last, first, suffix] lists)."""
+def arxiv_authors(meta: dict) -> tuple[str, ...]:
+    """"First Last" from arXiv metadata's ``authors_parsed`` ([last, first, suffix] lists)."""
     parsed = meta.get("authors_parsed") if isinstance(meta.get("authors_parsed"), list) else []
     names = (one_line(" ".join(str(p) for p in (a[1], a[0]) if p)) for a in parsed
              if isinstance(a, list) and len(a) >= 2)

@@ -70,7 +70,8 @@ def test_a_checkout_reuses_the_shards_another_curated_through_s3(s3, mirror, tmp
     monkeypatch.chdir(first.out_dir.parent)
     stage.curate(first)
     stored = _stored(s3)
-    assert list(stored.values()) == [["paragraphs.jsonl", "quarantine.jsonl", "stats.json"]] * 2
+    assert list(stored.values()) == [["papers.jsonl", "paragraphs.jsonl", "quarantine.jsonl",
+                                      "stats.json"]] * 2
     assert not (tmp_path / "a" / ".git" / "citeworth").exists()  # nothing kept on A's disk
 
     second = _checkout(tmp_path / "b", mirror, "v2")  # another repository, another release
@@ -94,7 +95,7 @@ def test_an_entry_without_its_stats_is_not_found_and_is_stored_whole_again(s3, m
     stage.curate(first)
     more = json.loads((first.out_dir / "stats" / "jats__more.json").read_text())["fingerprint"]
     s3.delete_object(Bucket=BUCKET, Key=f"team/store/{more}/stats.json")  # what a killed upload leaves
-    assert _stored(s3)[more] == ["paragraphs.jsonl", "quarantine.jsonl"]
+    assert _stored(s3)[more] == ["papers.jsonl", "paragraphs.jsonl", "quarantine.jsonl"]
 
     second = _checkout(tmp_path / "b", mirror, "v2")
     monkeypatch.chdir(second.out_dir.parent)
@@ -106,7 +107,7 @@ def test_an_entry_without_its_stats_is_not_found_and_is_stored_whole_again(s3, m
     assert len(curated) == 1  # the partial entry, not the whole one
     assert "shard jats__more: its content was curated before" not in caplog.text
     assert "shard jats__articles: its content was curated before" in caplog.text
-    assert _stored(s3)[more] == ["paragraphs.jsonl", "quarantine.jsonl", "stats.json"]  # uploaded anew
+    assert _stored(s3)[more] == ["papers.jsonl", "paragraphs.jsonl", "quarantine.jsonl", "stats.json"]  # anew
     assert tree(second.out_dir) == tree(_curate_elsewhere(second, monkeypatch))
 
 
@@ -134,7 +135,7 @@ def test_an_upload_cut_short_is_not_found_and_the_next_add_completes_it(s3, tmp_
 def _finished(folder: Path, size: int) -> ShardOutputs:
     outputs = ShardOutputs.in_folder(folder)
     folder.mkdir(parents=True)
-    for path, text in zip(outputs.files(), ("p" * size + "\n", "q\n", "{}\n"), strict=True):
+    for path, text in zip(outputs.files(), ("p" * size + "\n", "c\n", "q\n", "{}\n"), strict=True):
         path.write_text(text)
     return outputs
 

@@ -6,9 +6,13 @@ import pytest
 
 from citeworth.curate.assemble import Entry, sample_by_field, split_by_paper
 
+DUPLICATES = {"copies": 4, "papers": 4, "papers_in_several_copies": 0, "dropped_copies": 0,
+              "dropped_paragraphs": 0, "dropped_by_source": {}}
+
 
 def entries(papers: int, per_paper: int, field: str) -> list[Entry]:
-    return [Entry(f"{field[:3]}{p}", i, field, Path("x"), 0) for p in range(papers) for i in range(per_paper)]
+    return [Entry(f"{field[:3]}{p}", i, field, Path("x"), 0, copy=p)
+            for p in range(papers) for i in range(per_paper)]
 
 
 def test_split_never_puts_one_paper_in_two_splits_and_tracks_fractions():
@@ -59,7 +63,7 @@ def test_table_2_counts_scispacy_tokens_and_reports_field_shares(tmp_path):
                                            record("c", "Physics", sentence)])
     write_jsonl(tmp_path / "dev.jsonl", [])
     write_jsonl(tmp_path / "test.jsonl", [record("d", "Physics", sentence)])
-    stats = dataset_stats(tmp_path, {})
+    stats = dataset_stats(tmp_path, {}, DUPLICATES)
     scispacy = stats["overall"]["tokens"] // 5
     assert stats["overall"]["tokens"] == 5 * scispacy
     assert scispacy != len(sentence.split()) and 15 <= scispacy <= 25  # "IL-2" stays one token, "(" splits

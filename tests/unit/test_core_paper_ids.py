@@ -15,6 +15,8 @@ from citeworth.core.paper import BibEntry, Paper, normalise_id
         ("pmcid", "12345", "PMC12345"),
         ("pmcid", "pmc12345", "PMC12345"),
         ("pmid", " 31932807 ", "31932807"),
+        ("mag", "2952813233,1849856029", "2952813233"),
+        ("acl", "P19-1001", "P19-1001"),
     ],
 )
 def test_normalise_id(kind, raw, expected):

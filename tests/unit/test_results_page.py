@@ -27,6 +27,8 @@ STATS = {
                             "papers_rejected": {"no_venue": 3, "too_few_citations": 5},
                             "paragraphs_rejected": {"section_not_permitted": 210, "missed_citation": 12}},
                "quarantined": {"malformed_json": 2}, "shards": 3},
+    "duplicates": {"copies": 4, "papers": 3, "papers_in_several_copies": 1, "dropped_copies": 1,
+                   "dropped_paragraphs": 2, "dropped_by_source": {"tei": 1}},
 }
 SUMMARY = {
     "success": False, "critical_failures": ["sentences.no_et_al"], "warnings": [],
@@ -201,8 +203,8 @@ def test_the_gate_verdict_with_its_failures_example_rows_and_marker_rates(projec
 def test_funnel_is_an_inline_svg_bar_chart_of_steps_and_rejections(project):
     page = build_page(WorkingCopy(project), refs=[])
     funnel = page.sections["funnel"]
-    assert [(b.label, b.value) for b in funnel["steps"].bars][:3] == [
-        ("papers read", 12), ("papers kept", 4), ("paragraphs read", 300)]
+    assert [(b.label, b.value) for b in funnel["steps"].bars][:4] == [
+        ("papers read", 12), ("papers kept", 4), ("one copy of each", 3), ("paragraphs read", 300)]
     widths = {b.label: b.width for b in funnel["steps"].bars}
     assert widths["paragraphs read"] == max(widths.values()) and widths["papers kept"] < widths["papers read"]
     assert [b.label for b in funnel["rejections"].bars] == [
@@ -211,6 +213,17 @@ def test_funnel_is_an_inline_svg_bar_chart_of_steps_and_rejections(project):
     html = render(page)
     assert html.count("<svg") == 2 and "<title>Curation funnel</title>" in html
     assert "malformed_json</code> 2" in html and "<script" not in html  # works with JavaScript off
+    assert ("Papers in several copies (across sources, or twice in one): 1; 1 of 4 copies left out "
+            "(<code>tei</code> 1) with their 2 paragraphs") in html
+    assert "<code>reports/duplicates.json</code>" in html
+
+
+def test_a_version_assembled_before_duplicates_were_counted_shows_its_funnel_without_them(tmp_path):
+    write(tmp_path, "params.yaml", "{}\n")
+    write(tmp_path, "reports/dataset_stats.json", {k: v for k, v in STATS.items() if k != "duplicates"})
+    page = build_page(WorkingCopy(tmp_path), refs=[])
+    assert "one copy of each" not in [b.label for b in page.sections["funnel"]["steps"].bars]
+    assert "several copies" not in render(page)
 
 
 def test_sections_of_stages_that_did_not_run_are_left_out(tmp_path):

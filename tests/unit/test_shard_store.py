@@ -79,10 +79,10 @@ def test_the_least_recently_used_go_first_and_the_entry_added_never():
 # --- the folder store ------------------------------------------------------------------------------
 
 def _finished(folder: Path, stats: str = '{"shard": "x"}\n', size: int = 0) -> ShardOutputs:
-    """A finished shard's three files (the paragraphs ``size`` bytes)."""
+    """A finished shard's files (the paragraphs ``size`` bytes)."""
     outputs = ShardOutputs.in_folder(folder)
     folder.mkdir(parents=True)
-    for path, text in zip(outputs.files(), ("p" * size + "\n", "q\n", stats), strict=True):
+    for path, text in zip(outputs.files(), ("p" * size + "\n", "c\n", "q\n", stats), strict=True):
         path.write_text(text)
     return outputs
 
@@ -108,7 +108,7 @@ def test_an_entry_is_sized_by_its_files_each_inode_once(tmp_path):
     store = LocalShardStore(tmp_path / "store", limit=10**6)
     store.add("abc", _finished(tmp_path / "done", stats="{}\n", size=999))
     (entry,) = store.entries()
-    assert entry.size == 1000 + 2 + 3  # hard links to the outputs count in full, once
+    assert entry.size == 1000 + 2 + 2 + 3  # hard links to the outputs count in full, once
     assert (tmp_path / "store" / "abc" / "paragraphs.jsonl").stat().st_nlink == 2  # linked, not copied
 
 

@@ -92,6 +92,7 @@ PAPERS_ROWS = [
     {"corpusid": 1001, "title": "Cite-worthiness in practice", "year": 2021, "venue": "ACL 2021",
      "journal": {"name": "Proceedings of ACL", "pages": "1-9"}, "citationcount": 5,
      "externalids": {"ACL": "2021.acl-1", "CorpusId": "1001"},
+     "authors": [{"authorId": "1", "name": "Ada Lovelace"}, {"authorId": "2", "name": "Charles  Babbage"}],
      "s2fieldsofstudy": [{"category": "Computer Science", "source": "external"},
                          {"category": "Linguistics", "source": "s2-fos-model"},
                          {"category": "Computer Science", "source": "s2-fos-model"}]},
@@ -157,6 +158,15 @@ def test_fields_and_metadata_from_the_papers_dataset(papers):
         "year": 2021,
     }
     assert (paper.source, paper.release, paper.shard) == ("s2_api", "2023-11-14", "2023-11-14_part-0")
+
+
+def test_ids_abstract_and_authors_from_the_record_and_its_papers_row(papers):
+    paper = papers["1001"]
+    # the record's externalids (nulls left out) and corpus id, then the kinds only its row states
+    assert paper.ids == {"pmid": "31", "doi": "10.1/x", "s2": "1001", "acl": "2021.acl-1"}
+    assert paper.abstract == "We study which sentences need citations."
+    assert paper.authors == ("Ada Lovelace", "Charles Babbage")  # the papers row: the text has none
+    assert papers["1002"].ids == {"pmid": "31", "doi": "10.1/x", "s2": "1002"}  # the record's PubMed id first
 
 
 def test_key_variants_parsed_lists_and_null_annotations(papers):

@@ -84,6 +84,18 @@ def test_metadata_sample_supplies_mag_fields_for_the_three_papers_it_has(papers)
     assert papers["18980463"].title.startswith("Adult and larval photoreceptors")
 
 
+def test_ids_and_authors_come_from_the_file_then_the_metadata_row(papers):
+    row_only = papers["18980463"]  # 20200705: the flat parse names neither; the metadata row both
+    assert row_only.ids == {"s2": "18980463", "doi": "10.1101/gad.1565407", "pmid": "17785526",
+                            "pmcid": "PMC1950857", "mag": "2111121145"}
+    assert row_only.authors == ("S. G. Sprecher", "F. Pichaud", "C. Desplan")
+    assert papers["18980380"].ids["mag"] == "2952813233"  # the first of the row's merged MAG ids
+    in_file = papers["10002293"]  # 20190928: the file's own metadata block
+    assert in_file.ids == {"doi": "10.3389/fmicb.2017.00498", "pmid": "28424663", "pmcid": "PMC5371592",
+                           "s2": "10002293"}
+    assert in_file.authors[0] == "Patrícia Diogo"
+
+
 def test_papers_outside_the_metadata_keep_what_their_file_says(papers):
     paper = papers["10042064"]  # 20190928: venue and year in the file, no MAG fields anywhere
     assert paper.fields_of_study == ()

@@ -7,16 +7,14 @@ no ref id. Formulas stay ``{{formula:ID}}`` placeholders with a ``formula`` refe
 
 from __future__ import annotations
 
-from citeworth.core.paper import BibEntry, Paper, Paragraph, normalise_id
+from citeworth.core.paper import BibEntry, Paper, Paragraph
 from citeworth.sources.base import Shard
-from citeworth.sources.facts import first_present, one_line, paper_metadata, unique
+from citeworth.sources.facts import first_present, identifiers, new_paper, one_line, unique
 from citeworth.sources.latex.bibliography import Bibliography, Reference
 from citeworth.sources.latex.files import PaperSource
 from citeworth.sources.latex.parser import TexDocument, TexParagraph
 from citeworth.sources.spans import CITE, RawSpan, make_paragraph
-from citeworth.sources.unarxive import arxiv_year
-
-SOURCE = "arxiv_latex"
+from citeworth.sources.unarxive import arxiv_authors, arxiv_year
 
 
 def paper_from_document(
@@ -32,40 +30,24 @@ def paper_from_document(
         _paragraph(p, references, f"{source.paper_id} paragraph {i}") for i, p in enumerate(doc.paragraphs)
     ]
     abstract = one_line(" ".join(p.text for p in doc.abstract)) or one_line(row.get("abstract"))
-    ids = {}
-    if arxiv := source.arxiv_id or row.get("arxiv_id"):
-        ids["arxiv"] = normalise_id("arxiv", arxiv)
-    if row.get("doi"):
-        ids["doi"] = normalise_id("doi", str(row["doi"]).split()[0])
-    floats = any(region.kind == "float" for region in doc.regions)
-    return Paper(
+    ids = identifiers([("arxiv", source.arxiv_id or row.get("arxiv_id")),
+                       ("doi", str(row["doi"]).split()[0] if row.get("doi") else None)])
+    return new_paper(
+        shard,
         paper_id=source.paper_id,
         title=one_line(row.get("title")) or one_line(doc.title),
         fields_of_study=unique(str(row.get("categories") or "").split()),  # arXiv's primary category first
         paragraphs=paragraphs,
         bib_entries=bib_entries,
-        source=SOURCE,
-        release=shard.release,
-        shard=shard.name,
-        metadata={
-            **paper_metadata(
-                field_scheme="arxiv",
-                has_abstract=bool(abstract),
-                has_body_text=bool(paragraphs),
-                has_bib_entries=bool(bib_entries),
-                has_ref_entries=floats,
-                has_inbound_citations=None,  # the source cannot tell
-                venue_id=first_present(
-                    row.get("journal-ref"), ids.get("doi"), ids.get("arxiv"), source.paper_id
-                ),
-                year=arxiv_year(row) if row else None,
-            ),
-            "source_name": source.source_name,
-            "source_hash": source.source_hash,
-            "main_file": doc.source.main,
-        },
-        ids=ids,
         abstract=abstract,
+        ids=ids.items(),
+        authors=arxiv_authors(row),
+        field_scheme="arxiv",
+        has_ref_entries=any(region.kind == "float" for region in doc.regions),
+        venue_id=first_present(row.get("journal-ref"), ids.get("doi"), ids.get("arxiv"), source.paper_id),
+        year=arxiv_year(row) if row else None,
+        extra={"source_name": source.source_name, "source_hash": source.source_hash,
+               "main_file": doc.source.main},
     )
 
 

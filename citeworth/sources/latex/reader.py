@@ -49,6 +49,7 @@ _ROW_KEYS = (
     "update_date",
     "abstract",
     "arxiv_id",
+    "authors_parsed",
 )
 
 
