@@ -185,6 +185,7 @@ def test_the_mapped_train_task_asks_the_stage_s_fingerprint_not_the_run_s_plan(t
     from citeworth_airflow import tasks
 
     from citeworth.orchestration import runs, workspace
+    from citeworth.orchestration.phases import Phases
 
     plan = tmp_path / runs.PLAN_FILE
     plan.parent.mkdir(parents=True)
@@ -193,7 +194,9 @@ def test_the_mapped_train_task_asks_the_stage_s_fingerprint_not_the_run_s_plan(t
     monkeypatch.setattr(tasks, "_workspace", lambda: tmp_path)
     monkeypatch.setattr(workspace, "run_stage", lambda *call: calls.append(call) or {"tfidf_lr": {"f1": 0.5}})
     assert tasks.train_model.function("tfidf_lr") == {"tfidf_lr": {"f1": 0.5}}
-    assert calls == [(tmp_path, "train", {"models": ["tfidf_lr"]})]
+    [(root, stage, overrides, phases)] = calls
+    assert (root, stage, overrides) == (tmp_path, "train", {"models": ["tfidf_lr"]})
+    assert isinstance(phases, Phases)  # the task log's timing of the stage's child process
 
 
 def test_the_tasks_typed_overrides_build_the_params_of_the_dvc_yaml_commands(tmp_path, monkeypatch):
@@ -212,7 +215,8 @@ def test_the_tasks_typed_overrides_build_the_params_of_the_dvc_yaml_commands(tmp
                                                        "commands": {}}))
     calls = []
     monkeypatch.setattr(tasks, "_workspace", lambda: tmp_path)
-    monkeypatch.setattr(workspace, "run_stage", lambda _, stage, overrides: calls.append((stage, overrides)))
+    monkeypatch.setattr(workspace, "run_stage",
+                        lambda _, stage, overrides, phases: calls.append((stage, overrides)))
     tasks.train_model.function("tfidf_lr")
     tasks.export.function()
     tasks.domain_cell.function(["biology", "no"])
