@@ -22,8 +22,9 @@ All state lives under CLUSTER (git-ignored by its own .gitignore), all services 
 
 Every host's environment comes from docker/cluster.env (the settings all hosts share, the same file
 docker/compose.yaml uses) interpolated with the secrets and the cluster's addresses, plus the host's
-own folders. Workers start through ``citeworth cluster worker``, which first checks that the host's
-``[api_auth] jwt_secret`` is the API server's (Airflow itself would start the worker regardless).
+own folders. Workers start as on any deployment, through ``citeworth cluster worker``
+(``citeworth.orchestration.airflow_worker``: the jwt_secret check, then Airflow's Celery worker).
+This module is a development and test harness: nothing of a real deployment imports it.
 
 ``up`` waits until the API server reports every component healthy and each worker answers a
 Celery ping on its queues, or names the failing component with the tail of its log. ``down`` stops
@@ -59,8 +60,8 @@ SCHEDULER_COMPONENTS = ("api-server", "scheduler", "dag-processor", "triggerer")
 SECRET_NAMES = ("AIRFLOW_JWT_SECRET", "AIRFLOW_API_SECRET_KEY", "POSTGRES_PASSWORD", "REDIS_PASSWORD",
                 "CITEWORTH_S3_ACCESS_KEY", "CITEWORTH_S3_SECRET_KEY")
 STOP_TIMEOUT_S = 30
+DEFAULT_CPU_WORKERS, DEFAULT_GPU_WORKERS = 2, 1
 UP_TIMEOUT_S = 300
-JWT_REFUSAL = "this host's jwt_secret differs from the API server's"
 
 
 class ClusterError(RuntimeError):
@@ -428,11 +429,9 @@ def _make_hosts(cluster: Cluster, project: Path) -> None:
                  f"git clone for host {host.name}")
 
 
-def _start_scheduler_host(cluster: Cluster) -> None:
+def _setup_airflow(cluster: Cluster) -> None:
     _run([sys.executable, "-m", "citeworth.cli", "airflow", "setup"], f"`citeworth airflow setup` on host "
          f"{SCHEDULER_HOST}", env=cluster.host_env(SCHEDULER_HOST), cwd=cluster.host_dir(SCHEDULER_HOST))
-    for name in SCHEDULER_COMPONENTS:
-        start_component(cluster, f"{SCHEDULER_HOST}/{name}")
 
 
 def start_component(cluster: Cluster, component: str) -> None:
@@ -484,42 +483,75 @@ def worker_queues(cluster: Cluster) -> dict[str, list[str]]:
             for name, queues in json.loads(lines[-1]).items()}
 
 
-def up(cluster: Cluster, project: Path, cpu_workers: int, gpu_workers: int,
-       settings: dict[str, str] | None = None) -> None:
-    running = [name for name, pid in cluster.status().items() if pid] if cluster.state_file.exists() else []
-    if running:
-        raise ClusterError(f"already running in {cluster.root}: {', '.join(running)} "
-                           "(`citeworth cluster down` first)")
-    cluster.create(project, cpu_workers, gpu_workers, settings or {})
+def up(cluster: Cluster, project: Path | None = None, cpu_workers: int | None = None,
+       gpu_workers: int | None = None, settings: dict[str, str] | None = None) -> list[str]:
+    """Start the cluster, or, while some of its components run, just those that stopped (a worker
+    killed mid-run, say): the running ones keep their work. The components started, in order.
+    Bringing back a running cluster keeps its shape: asking for another one is an error."""
+    if cluster.state_file.exists() and any(cluster.status().values()):
+        _refuse_another_shape(cluster, project, cpu_workers, gpu_workers, settings)
+        return _start_stopped(cluster, fresh=False)
+    project = project or PROJECT_ROOT
+    cluster.create(project, DEFAULT_CPU_WORKERS if cpu_workers is None else cpu_workers,
+                   DEFAULT_GPU_WORKERS if gpu_workers is None else gpu_workers, settings or {})
     try:
-        _start_postgres(cluster)
-        _start_redis(cluster)
-        _start_s3(cluster)
-        _make_hosts(cluster, project)
-        _start_scheduler_host(cluster)
-        wanted = {"metadatabase", "scheduler", "triggerer", "dag_processor"}
-
-        def healthy() -> bool:
-            for name in SCHEDULER_COMPONENTS:
-                cluster.ensure_running(f"{SCHEDULER_HOST}/{name}")
-            health = _health(cluster)
-            return all(health.get(name) == "healthy" for name in wanted)
-
-        _wait("reporting every component healthy", healthy, cluster, f"{SCHEDULER_HOST}/api-server")
-        for host in cluster.workers:
-            start_component(cluster, f"{host.name}/worker")
-        expected = {host.name: sorted(host.queues) for host in cluster.workers}
-
-        def workers_answer() -> bool:
-            for host in cluster.workers:
-                cluster.ensure_running(f"{host.name}/worker")
-            return worker_queues(cluster) == expected
-
-        _wait("answering a Celery ping on its queues", workers_answer, cluster,
-              f"{cluster.workers[-1].name}/worker" if cluster.workers else f"{SCHEDULER_HOST}/scheduler")
+        return _start_stopped(cluster, fresh=True, project=project)
     except BaseException:
         down(cluster)
         raise
+
+
+def _refuse_another_shape(cluster: Cluster, project: Path | None, cpu_workers: int | None,
+                          gpu_workers: int | None, settings: dict[str, str] | None) -> None:
+    state = cluster.state()
+    asked = {"--project": project and str(project.resolve()), "--set": settings or None,
+             "--cpu-workers": cpu_workers, "--gpu-workers": gpu_workers}
+    has = {"--project": state["project"], "--set": state["settings"],
+           "--cpu-workers": sum(1 for host in cluster.workers if "cpu" in host.queues),
+           "--gpu-workers": sum(1 for host in cluster.workers if "gpu" in host.queues)}
+    if differing := [option for option, value in asked.items() if value is not None and value != has[option]]:
+        shape = ", ".join(f"{option} {has[option]}" for option in differing)
+        raise ClusterError(f"the cluster in {cluster.root} runs with {shape}; `citeworth cluster down` "
+                           "first to start it in another shape")
+
+
+def _start_stopped(cluster: Cluster, fresh: bool, project: Path | None = None) -> list[str]:
+    """Start every component that does not run, services first, and wait until the API server
+    reports the scheduler host healthy and each worker answers a Celery ping on its queues. A fresh
+    start also makes the git remote and the hosts' clones and runs `citeworth airflow setup`."""
+    stopped = [component for component in cluster.components() if cluster.pid(component) is None]
+    starters = {"postgres": _start_postgres, "redis": _start_redis, "s3": _start_s3}
+    for service in SERVICES:
+        if service in stopped:
+            starters[service](cluster)
+    if fresh:
+        _make_hosts(cluster, project)
+        _setup_airflow(cluster)
+    for name in SCHEDULER_COMPONENTS:
+        if f"{SCHEDULER_HOST}/{name}" in stopped:
+            start_component(cluster, f"{SCHEDULER_HOST}/{name}")
+    wanted = {"metadatabase", "scheduler", "triggerer", "dag_processor"}
+
+    def healthy() -> bool:
+        for name in SCHEDULER_COMPONENTS:
+            cluster.ensure_running(f"{SCHEDULER_HOST}/{name}")
+        health = _health(cluster)
+        return all(health.get(name) == "healthy" for name in wanted)
+
+    _wait("reporting every component healthy", healthy, cluster, f"{SCHEDULER_HOST}/api-server")
+    for host in cluster.workers:
+        if f"{host.name}/worker" in stopped:
+            start_component(cluster, f"{host.name}/worker")
+    expected = {host.name: sorted(host.queues) for host in cluster.workers}
+
+    def workers_answer() -> bool:
+        for host in cluster.workers:
+            cluster.ensure_running(f"{host.name}/worker")
+        return worker_queues(cluster) == expected
+
+    _wait("answering a Celery ping on its queues", workers_answer, cluster,
+          f"{cluster.workers[-1].name}/worker" if cluster.workers else f"{SCHEDULER_HOST}/scheduler")
+    return stopped
 
 
 def down(cluster: Cluster) -> None:
@@ -527,52 +559,6 @@ def down(cluster: Cluster) -> None:
     if cluster.state_file.exists():
         cluster.stop(*(component for component in cluster.components() if component not in SERVICES))
         cluster.stop(*SERVICES)
-
-
-# -- the worker's preflight --------------------------------------------------------------------------
-def check_jwt_secret(execution_api_url: str, timeout_s: float = 120) -> None:
-    """Sign a token with this host's ``[api_auth] jwt_secret`` the way the scheduler signs task tokens
-    and show it to the execution API: 403 means the API server would refuse every token this host
-    signs (and the log requests it checks), so the host's configuration is wrong."""
-    import uuid
-
-    import requests
-    from airflow.api_fastapi.auth.tokens import JWTGenerator, get_signing_args
-    from airflow.configuration import conf
-
-    generator = JWTGenerator(valid_for=60, issuer=conf.get("api_auth", "jwt_issuer", fallback=None),
-                             audience=conf.get_mandatory_list_value("execution_api", "jwt_audience")[0],
-                             **get_signing_args(make_secret_key_if_needed=False))
-    token = generator.generate({"sub": str(uuid.uuid4())})
-    url = f"{execution_api_url.rstrip('/')}/variables/citeworth-jwt-secret-check"
-    deadline = time.monotonic() + timeout_s
-    while True:
-        try:
-            answer = requests.get(url, headers={"Authorization": f"Bearer {token}"}, timeout=30)
-            break
-        except (requests.ConnectionError, requests.Timeout) as exc:  # not up yet, or busy
-            if time.monotonic() > deadline:
-                raise ClusterError(f"the execution API {execution_api_url} does not answer: {exc}") from None
-            time.sleep(2)
-    if answer.status_code in (401, 403):
-        raise ClusterError(f"{JWT_REFUSAL}: the execution API {execution_api_url} refused a token signed "
-                           f"with it ({answer.status_code} {answer.text.strip()[:200]}); set "
-                           "AIRFLOW__API_AUTH__JWT_SECRET to the value all hosts share (docker/cluster.env)")
-    if answer.status_code not in (200, 404):
-        raise ClusterError(f"the execution API {execution_api_url} answered {answer.status_code}: "
-                           f"{answer.text[:300]}")
-
-
-def run_worker(celery_args: list[str]) -> int:
-    """``airflow celery worker CELERY_ARGS`` in this process, once the jwt_secret check passed."""
-    from airflow.configuration import conf
-
-    try:
-        check_jwt_secret(conf.get("core", "execution_api_server_url"))
-    except ClusterError as exc:
-        print(f"citeworth cluster worker: refused: {exc}", file=sys.stderr)
-        return 3
-    os.execv(sys.executable, [sys.executable, "-m", "airflow", "celery", "worker", *celery_args])
 
 
 # -- command line ------------------------------------------------------------------------------------
@@ -590,17 +576,20 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="citeworth cluster", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="command", required=True)
-    for name, help_text in (("up", "start the cluster (made on first use) and wait until it is healthy"),
+    for name, help_text in (("up", "start the cluster (made on first use) and wait until it is healthy; on a "
+                             "running cluster, start only the components that stopped (a killed worker)"),
                             ("down", "stop every process of the cluster (its data stays)"),
                             ("status", "each component and whether it runs (exit 1 unless all do)")):
         command = sub.add_parser(name, help=help_text, description=help_text)
         command.add_argument("--dir", type=Path, required=True, help="the cluster's folder (all its state)")
         if name == "up":
-            command.add_argument("--project", type=Path, default=PROJECT_ROOT,
-                                 help="the checkout whose commits the git remote gets (default: %(default)s)")
-            command.add_argument("--cpu-workers", type=int, default=2, help="hosts on queue cpu (default 2)")
-            command.add_argument("--gpu-workers", type=int, default=1, help="hosts on queue gpu (default 1)")
-            command.add_argument("--set", dest="settings", action="append", default=[], metavar="NAME=VALUE",
+            command.add_argument("--project", type=Path, help="the checkout whose commits the git remote "
+                                 f"gets (default: {PROJECT_ROOT})")
+            command.add_argument("--cpu-workers", type=int,
+                                 help=f"hosts on queue cpu (default {DEFAULT_CPU_WORKERS})")
+            command.add_argument("--gpu-workers", type=int,
+                                 help=f"hosts on queue gpu (default {DEFAULT_GPU_WORKERS})")
+            command.add_argument("--set", dest="settings", action="append", metavar="NAME=VALUE",
                                  help="an environment variable for every host, over docker/cluster.env "
                                  "(repeatable; e.g. AIRFLOW__SCHEDULER__USE_JOB_SCHEDULE=False)")
     env = sub.add_parser("env", help="print a host's environment as shell `export` lines (eval it to run "
@@ -614,18 +603,21 @@ def main(argv: list[str] | None = None) -> int:
     worker.add_argument("celery_args", nargs=argparse.REMAINDER, help="arguments of `airflow celery worker`")
     argv = sys.argv[1:] if argv is None else argv
     if argv[:1] == ["worker"] and not {"-h", "--help"} & set(argv[1:2]):
+        from citeworth.orchestration.airflow_worker import run_worker
+
         return run_worker(argv[1:])  # argparse would take the worker's own options for its own
     args = parser.parse_args(argv)
     cluster = Cluster(args.dir or Path.cwd())
     try:
         if args.command == "up":
-            if args.cpu_workers < 1 or args.gpu_workers < 0:
+            if (args.cpu_workers is not None and args.cpu_workers < 1) or (args.gpu_workers or 0) < 0:
                 parser.error("--cpu-workers must be at least 1 (versioning runs on cpu1), "
                              "--gpu-workers at least 0")
-            if bad := [item for item in args.settings if "=" not in item]:
+            if bad := [item for item in args.settings or [] if "=" not in item]:
                 parser.error(f"--set wants NAME=VALUE, not {bad[0]!r}")
-            up(cluster, args.project, args.cpu_workers, args.gpu_workers,
-               dict(item.split("=", 1) for item in args.settings))
+            settings = dict(item.split("=", 1) for item in args.settings) if args.settings else None
+            started = up(cluster, args.project, args.cpu_workers, args.gpu_workers, settings)
+            print(f"started: {', '.join(started) or 'nothing (every component runs)'}")
             _print_status(cluster)
         elif args.command == "down":
             down(cluster)

@@ -23,8 +23,8 @@ from dvc_workspace import DATASET_TARGETS, dvc, fresh_workspace, git, locked_has
 from test_airflow_dags import (
     TINY_MODELS,
     Airflow,
-    _assert_results_need_a_login,
     _free_port,
+    assert_results_need_a_login,
     standalone_env,
 )
 
@@ -156,7 +156,7 @@ def test_backfill_over_two_releases_with_a_trigger_during_it_builds_each_release
     assert "tfidf_lr" in json.loads(git(project, "show", "HEAD:metrics/models.json"))
     latest = airflow.session.get(f"{airflow.base}/citeworth/api/latest", timeout=10).json()
     assert latest["versions"] == tags[::-1] and latest["quality"]["success"] is True
-    _assert_results_need_a_login(airflow)
+    assert_results_need_a_login(airflow.base, airflow.login())
 
     # A models run with its own values is an experiment: the branch's params and metrics stay.
     head = git(project, "rev-parse", "HEAD")

@@ -44,9 +44,11 @@ from cluster_fixture import (
 )
 from dvc_workspace import DATASET_TARGETS, dvc, fresh_workspace, git, locked_hashes, reproduced_workspace, run
 from test_airflow_backfill import BACKFILL, RELEASES, _tiny_defaults
+from test_airflow_dags import DATA_DOCS_PAGE, RESULT_PAGES, assert_results_need_a_login
 
 from citeworth.orchestration import cluster as native
-from citeworth.orchestration.cluster import JWT_REFUSAL, Host, worker_command, worker_queues
+from citeworth.orchestration.airflow_worker import JWT_REFUSAL
+from citeworth.orchestration.cluster import Host, worker_command, worker_queues
 from citeworth.orchestration.versioning import DATASET_STAGES
 
 pytestmark = pytest.mark.slow
@@ -203,7 +205,10 @@ def test_the_backfill_spreads_each_run_over_hosts_and_versions_to_the_remotes(de
     models_runs = deployment.wait_for_runs("citeworth_models", 2, timeout=1200)
     print(f"cluster: backfill of 8 runs + 1 trigger and 2 models runs in {time.perf_counter() - began:.0f} s")
 
-    # Every run green on its first try.
+    # Every run green on its first try; each release built by exactly one run (every other run found
+    # its release versioned or claimed and skipped).
+    assert sorted(dag_run["run_type"] for dag_run in dataset_runs) == ["backfill"] * 8 + ["manual"]
+    builders = 0
     hosts_by_task: Counter = Counter()
     for dag_id, dag_runs in (("citeworth_dataset", dataset_runs), ("citeworth_models", models_runs)):
         for dag_run in dag_runs:
@@ -214,6 +219,8 @@ def test_the_backfill_spreads_each_run_over_hosts_and_versions_to_the_remotes(de
             hosts_by_task.update((task["task_id"], task["hostname"]) for task in ran)
             if any(task["task_id"] == "version" for task in ran):  # a run that built something
                 assert len({task["hostname"] for task in ran}) > 1, (dag_run["dag_run_id"], ran)
+                builders += dag_id == "citeworth_dataset"
+    assert builders == len(RELEASES)
     print("tasks per (task, host):", dict(sorted(hosts_by_task.items())))
     trained_on = {host for (task, host) in hosts_by_task if task == "train_model"}
     assert trained_on == {"gpu1"}
@@ -227,9 +234,17 @@ def test_the_backfill_spreads_each_run_over_hosts_and_versions_to_the_remotes(de
     assert tags == [f"data/demo/{release}" for release in RELEASES]
     assert yaml.safe_load(git(bare, "show", "HEAD:params.yaml"))["download"]["release"] == "demo-v2"
     assert "tfidf_lr" in json.loads(git(bare, "show", "HEAD:metrics/models.json"))
-    # The results page on the API server host (whose clone no run touched) shows them.
+    # The dataset asset announced each version, and each version started one models run on it.
+    events = deployment.api("/assets/events")["asset_events"]
+    assert sorted(event["extra"]["tag"] for event in events) == tags
+    assert sorted(dag_run["conf"]["data_version"] for dag_run in models_runs) == tags
+    # The results page on the API server host (whose clone no run touched) shows them, to logged-in
+    # users only (its results view holds what git holds: no Data Docs there).
     latest = deployment.get_json("/citeworth/api/latest")
     assert "tfidf_lr" in latest["models"] and sorted(latest["versions"]) == tags
+    token = deployment.session.headers["Authorization"].removeprefix("Bearer ")
+    pages_of_git = tuple(page for page in RESULT_PAGES if page != DATA_DOCS_PAGE)
+    assert_results_need_a_login(cluster.api_url, token, pages=pages_of_git)
     clones = {}
     for tag in tags:
         clone = clones[tag] = tmp_path / tag.replace("/", "-")
@@ -289,7 +304,11 @@ def test_a_worker_killed_mid_shard_and_a_restarted_scheduler_lose_nothing(deploy
         assert time.time() < deadline and retried["state"] != "failed", retried
         time.sleep(3)
     assert retried["try_number"] == 2 and retried["hostname"] != killed  # redelivered to another host
-    native.restart(cluster, f"{killed}/worker")  # back, e.g. for the versioning queue on cpu1
+    # The killed worker brought back as the README says (e.g. cpu1, the versioning queue's only host):
+    # `up` on the running cluster starts just what stopped.
+    again = cluster_command("up", "--dir", str(cluster.root))
+    assert again.returncode == 0, again.stderr
+    assert f"started: {killed}/worker\n" in again.stdout
     deadline = time.time() + 1500
     while (state := deployment.api(f"/dags/citeworth_dataset/dagRuns/{run_id}")["state"]) == "running":
         assert time.time() < deadline, deployment.task_instances("citeworth_dataset", run_id)

@@ -3,12 +3,13 @@ folders and settings its own, the caller's Airflow / AWS settings kept out, the 
 
 from __future__ import annotations
 
+import os
 import stat
 from pathlib import Path
 
 import pytest
 
-from citeworth.orchestration.cluster import Cluster, main
+from citeworth.orchestration.cluster import Cluster, ClusterError, main, up
 
 
 @pytest.fixture()
@@ -66,3 +67,14 @@ def test_status_and_down_of_a_stopped_or_missing_cluster(cluster, tmp_path, caps
     assert main(["down", "--dir", str(tmp_path / "none")]) == 0
     assert main(["status", "--dir", str(tmp_path / "none")]) == 1
     assert "no cluster in" in capsys.readouterr().err
+
+
+def test_up_on_a_running_cluster_refuses_another_shape_naming_what_it_runs(cluster, tmp_path, capsys):
+    """`up` on a running cluster starts only what stopped; asked for another shape it starts nothing."""
+    cluster.pid_file("redis").parent.mkdir(parents=True, exist_ok=True)
+    cluster.pid_file("redis").write_text(str(os.getpgrp()))  # a process group that runs: this one
+    assert main(["up", "--dir", str(cluster.root), "--cpu-workers", "3"]) == 1
+    assert "runs with --cpu-workers 2; `citeworth cluster down` first" in capsys.readouterr().err
+    with pytest.raises(ClusterError, match=f"runs with --project {tmp_path}, --gpu-workers 1;"):
+        up(cluster, project=tmp_path / "elsewhere", gpu_workers=0)
+    assert [component for component, pid in cluster.status().items() if pid] == ["redis"]
