@@ -23,8 +23,8 @@ from mdit_py_plugins.dollarmath import dollarmath_plugin
 from mdit_py_plugins.footnote import footnote_plugin
 from mdit_py_plugins.front_matter import front_matter_plugin
 
-from citeworth.check.draft import Block, Directive, Draft, Span
 from citeworth.check.plain import locator, pattern_citations
+from citeworth.drafts import Block, Directive, Draft, Span
 
 DIRECTIVE = re.compile(r"<!--\s*citeworth:\s*(\S*?)\s*-->")
 _KEY = r"\w(?:[\w:.#$%&+?<>~/-]*\w)?"  # pandoc's citation key
