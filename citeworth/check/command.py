@@ -127,7 +127,7 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("stdin (-) can be read once")
     report = ReportOptions(args.format, args.output, args.fail_on, args.baseline, args.write_baseline)
     os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")  # weights loading: ours is the one bar
-    encoder = encoder_loading() if args.suggest else None  # loads while the drafts are read and scored
+    encoder = _encoder_loading() if args.suggest else None  # loads while the drafts are read and scored
     try:
         from citeworth.check import run  # spaCy, the readers, the model: the encoder loads meanwhile
 
@@ -137,8 +137,7 @@ def main(argv: list[str] | None = None) -> int:
             encoder.close()
 
 
-def encoder_loading():
-    """The suggestions' encoder, loading in a process of its own (``citeworth lsp``'s too)."""
+def _encoder_loading():
     from citeworth.suggest.dense import Encoder
     from citeworth.suggest.vector_cache import user_cache_dir
 

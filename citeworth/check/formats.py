@@ -84,7 +84,7 @@ def sarif_log(sentences: Sequence[Sentence], notifications: Sequence[str], thres
         "$schema": SARIF_SCHEMA,
         "version": "2.1.0",
         "runs": [{
-            "tool": {"driver": {"name": "citeworth", "semanticVersion": _version(), "rules": [RULE]}},
+            "tool": {"driver": {"name": "citeworth", "semanticVersion": tool_version(), "rules": [RULE]}},
             "columnKind": "unicodeCodePoints",
             "invocations": [invocation],
             "results": results,
@@ -123,7 +123,7 @@ def _fixes(sentence: Sentence) -> list[dict]:
     } for s in sentence.suggestions if s.insertion is not None]
 
 
-def _version() -> str:
+def tool_version() -> str:
     try:
         return importlib.metadata.version("citeworth")
     except importlib.metadata.PackageNotFoundError:

@@ -9,7 +9,7 @@ import json
 import os
 import sys
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -76,14 +76,22 @@ def read_drafts(paths: Sequence[str], syntax: str = "auto") -> tuple[list[Draft]
     for path in dict.fromkeys(os.path.normpath(p) for p in paths):
         try:
             drafts.append(read_draft(path, syntax))
-        except OSError as exc:
-            problems.append(f"{path}: cannot read: {exc.strerror or exc}")
-        except RecordError as exc:
-            problems.append(f"{path}: cannot parse LaTeX ({exc.reason}): {exc.detail}")
-        except UnreadableInput as exc:
-            problems.append(str(exc))
+        except READ_ERRORS as exc:
+            problems.append(read_problem(path, exc))
     included = {os.path.normpath(f): d for d in drafts for f in d.files[1:]}
     return [d for d in drafts if included.get(os.path.normpath(d.name), d) is d], problems
+
+
+READ_ERRORS = (OSError, RecordError, UnreadableInput)
+
+
+def read_problem(path: str, error: Exception) -> str:
+    """The message for a draft ``read_draft`` could not read (one of ``READ_ERRORS``)."""
+    if isinstance(error, OSError):
+        return f"{path}: cannot read: {error.strerror or error}"
+    if isinstance(error, RecordError):
+        return f"{path}: cannot parse LaTeX ({error.reason}): {error.detail}"
+    return str(error)
 
 
 def syntax_of(path: str, syntax: str = "auto") -> str:
@@ -93,12 +101,17 @@ def syntax_of(path: str, syntax: str = "auto") -> str:
     return "txt" if path == "-" else SUFFIXES.get(Path(path).suffix.lower(), "txt")
 
 
-def read_draft(path: str, syntax: str = "auto") -> Draft:
+def read_draft(path: str, syntax: str = "auto", sources: Mapping[str, bytes] | None = None) -> Draft:
+    """The draft of ``path`` (``-``: stdin); ``sources``: its files by path relative to its folder
+    (a LaTeX project's, or the one file), as an editor holds them; default: read from disk."""
     stdin = path == "-"
     kind = syntax_of(path, syntax)
     if kind == "tex":
-        return read_tex_text(sys.stdin.buffer.read()) if stdin else read_tex(Path(path))
-    data = sys.stdin.buffer.read() if stdin else Path(path).read_bytes()
+        return read_tex_text(sys.stdin.buffer.read()) if stdin else read_tex(Path(path), sources)
+    if sources is not None:
+        data = sources[Path(path).name]
+    else:
+        data = sys.stdin.buffer.read() if stdin else Path(path).read_bytes()
     text = decode_text(data, path)
     return read_markdown(text, path) if kind == "md" else read_plain(text, path)
 

@@ -96,12 +96,12 @@ def _plain(latex: str) -> str:
 
 
 def draft_candidates(main: Path,
-                     files: Mapping[str, bytes] | None = None) -> tuple[list[Candidate], list[str]]:
+                     sources: Mapping[str, bytes] | None = None) -> tuple[list[Candidate], list[str]]:
     """The candidates of the LaTeX draft ``main`` and the files below its folder (see the module
     docstring), and warnings: a ``.bib`` named but missing, unreadable blocks, duplicate keys, none.
-    ``files``: that project by path relative to the folder (default: read from disk)."""
-    return project_candidates(tex_texts(dict(files) if files is not None else project_files(main)), main.name,
-                              str(main))
+    ``sources``: that project by path relative to the folder (default: read from disk)."""
+    files = dict(sources) if sources is not None else project_files(main)
+    return project_candidates(tex_texts(files), main.name, str(main))
 
 
 def project_candidates(texts: dict[str, str], main: str, label: str) -> tuple[list[Candidate], list[str]]:
