@@ -15,6 +15,7 @@ event loop); the readers, the rules, the scoring and the ranker are ``citeworth 
 from __future__ import annotations
 
 import dataclasses
+import sys
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -24,8 +25,10 @@ from citeworth.check.latex import IGNORE_COMMENT as TEX_IGNORE
 from citeworth.check.markdown import IGNORE_COMMENT as MD_IGNORE
 from citeworth.check.options import CheckOptions
 from citeworth.check.run import READ_ERRORS, check_drafts, check_model, read_draft, read_problem
+from citeworth.core import collector
 from citeworth.drafts import Draft, Insertion, Sentence, Suggested
 from citeworth.lsp.projects import disk_files, draft_sources
+from citeworth.lsp.settings import TORCH_THREADS
 from citeworth.sources.latex.project import decode
 from citeworth.suggest.candidates import Candidate
 from citeworth.suggest.draft import DraftRanker, draft_bibliography
@@ -73,13 +76,16 @@ class Checked:
     warnings: list[str] = field(default_factory=list)
     ranker: DraftRanker | None = None  # built when first asked for
     bibliography_warnings: list[str] = field(default_factory=list)
+    _lines: dict[str, list[str]] = field(default_factory=dict)  # file -> its lines, split once
 
     @property
     def files(self) -> list[str]:
         return list(self.texts)
 
     def lines(self, file: str) -> list[str]:
-        return self.texts.get(file, "").splitlines()
+        if file not in self._lines:
+            self._lines[file] = self.texts.get(file, "").splitlines()
+        return self._lines[file]
 
     def at(self, file: str, line: int, column: int) -> Sentence | None:
         """The sentence of ``file`` that contains the 1-based ``line``:``column`` (its end included)."""
@@ -116,6 +122,8 @@ class Checker:
         except (FileNotFoundError, ValueError) as exc:
             self.model_dir, self.model = None, None
             return str(exc)
+        if "torch" in sys.modules:  # a torch model: see TORCH_THREADS
+            sys.modules["torch"].set_num_threads(TORCH_THREADS)
         return None
 
     def check(self, project: Project, buffers: Mapping[Path, Buffer], options: CheckOptions) -> Checked:
@@ -128,15 +136,16 @@ class Checker:
         if project.main.name not in checked.sources:
             checked.problem = f"{project.main}: no such file (the main file of this draft)"
             return checked
-        try:
-            draft = read_draft(str(project.main), project.syntax, checked.sources)
-        except READ_ERRORS as exc:
-            checked.problem = read_problem(str(project.main), exc)
-            return checked
         if project.splitter is None:
             project.splitter = RememberingSplitter(self.splitter())
-        checked.sentences = check_drafts([draft], self.model, options.threshold, splitter=project.splitter,
-                                         known=project.scores)
+        with collector.streaming():  # the loaded model and spaCy are not walked by every collection
+            try:
+                draft = read_draft(str(project.main), project.syntax, checked.sources)
+            except READ_ERRORS as exc:
+                checked.problem = read_problem(str(project.main), exc)
+                return checked
+            checked.sentences = check_drafts([draft], self.model, options.threshold,
+                                             splitter=project.splitter, known=project.scores)
         checked.draft, checked.warnings = draft, list(draft.warnings)
         for file in draft.files or [draft.name]:
             buffer = buffers.get(Path(file))

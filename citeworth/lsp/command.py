@@ -47,13 +47,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("-v", "--verbose", action="store_true", help="debug logging (stderr)")
     args = parser.parse_args(argv)
     protocol = _protocol_stdout()
-    logging.basicConfig(stream=sys.stderr, level=logging.DEBUG if args.verbose else logging.WARNING,
+    handler = logging.StreamHandler(sys.stderr)  # its level holds for libraries that set their own (bm25s)
+    handler.setLevel(logging.DEBUG if args.verbose else logging.WARNING)
+    logging.basicConfig(handlers=[handler], level=handler.level,
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
+    from citeworth.lsp.settings import TORCH_THREADS
     from citeworth.suggest.dense import Encoder
     from citeworth.suggest.vector_cache import user_cache_dir
 
-    encoder = Encoder(cache_dir=user_cache_dir())  # loads in a process of its own after the first check
+    encoder = Encoder(cache_dir=user_cache_dir(), threads=TORCH_THREADS)  # loads after the first check
     try:
         from citeworth.lsp.server import serve
 

@@ -17,6 +17,8 @@ from citeworth.lsp.checker import Checked
 from citeworth.suggest.candidates import Candidate
 
 SOURCE = "citeworth"
+_UNITS = {types.PositionEncodingKind.Utf8: ("utf-8", 1), types.PositionEncodingKind.Utf16: ("utf-16-le", 2),
+          types.PositionEncodingKind.Utf32: ("utf-32-le", 4)}  # -> Python codec, bytes per unit
 # A LaTeX citation command (any with "cite" in its name: natbib, biblatex) and its key argument,
 # and a pandoc citation key; the line before the cursor ends inside one while a key is typed.
 _TEX_CITE = re.compile(r"\\[A-Za-z]*cite[A-Za-z]*\*?\s*(?:\[[^\]]*\]\s*){0,2}\{([^{}]*)\}?")
@@ -26,8 +28,13 @@ _MD_TYPING = re.compile(r"(?<![\w@])-?@([\w:.#$%&+?<>~/-]*)$")
 
 
 def position(lines: Sequence[str], line: int, column: int, codec) -> types.Position:
-    """The LSP position of the check's 1-based ``line``:``column``."""
-    return codec.position_to_client_units(list(lines), types.Position(line - 1, column - 1))
+    """The LSP position of the check's 1-based ``line``:``column``: the column counted in the
+    client's units by encoding the line's start (pygls' codec counts character by character, too
+    slow for a draft's every flag on lines of whole paragraphs)."""
+    prefix = lines[line - 1][:column - 1] if line <= len(lines) else ""
+    encoding, width = _UNITS.get(codec.encoding, _UNITS[types.PositionEncodingKind.Utf16])
+    units = len(prefix.encode(encoding, "surrogatepass")) // width
+    return types.Position(line - 1, units + max(0, column - 1 - len(prefix)))
 
 
 def sentence_range(sentence: Sentence, lines: Sequence[str], codec) -> types.Range:

@@ -138,8 +138,12 @@ class CiteworthServer(LanguageServer):
         self.published[main] = set(by_file)
 
     def checked_for(self, uri: str) -> Checked | None:
-        project = self.project_of.get(_path(uri))
-        return self.checked.get(project.main) if project else None
+        """The last check of the draft the document ``uri`` is part of (a chapter just opened: the
+        check of the main file that includes it, until its own project is known)."""
+        path = _path(uri)
+        if project := self.project_of.get(path):
+            return self.checked.get(project.main)
+        return next((checked for checked in self.checked.values() if str(path) in checked.texts), None)
 
     def client_position(self, checked: Checked, uri: str, at: types.Position) -> tuple[str, int, int]:
         """The file and the check's 1-based line and column (code points) of the client's ``at``."""

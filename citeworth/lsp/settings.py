@@ -23,6 +23,12 @@ from citeworth.check.options import CheckOptions
 
 SECTION = "citeworth"
 DEBOUNCE_MS = 300
+# torch's CPU threads for the model and the encoder: a server scores a paragraph and embeds a
+# sentence at a time, beside an editor, where two threads wait for each other. On the shared
+# 2-core machine (load 7-10; ad hoc, medians of 5): one 6-sentence paragraph scored by the MiniLM
+# sentence model in 0.10 s with 1 thread, 1.2-1.5 s with 2; one sentence embedded in 0.03 s with 1,
+# 0.5-1.0 s with 2.
+TORCH_THREADS = 1
 
 
 @dataclass(frozen=True)

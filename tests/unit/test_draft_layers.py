@@ -13,7 +13,8 @@ from citeworth.core import codedeps
 
 
 def _modules(package) -> list[str]:
-    return [package.__name__] + [f"{package.__name__}.{m.name}" for m in pkgutil.iter_modules(package.__path__)]
+    names = [module.name for module in pkgutil.iter_modules(package.__path__)]
+    return [package.__name__] + [f"{package.__name__}.{name}" for name in names]
 
 
 @pytest.mark.parametrize("module", _modules(citeworth.suggest))
@@ -34,4 +35,5 @@ def test_check_imports_suggest_and_the_shared_types():
 
 def test_the_options_both_front_ends_build_import_nothing_heavy():
     closure = codedeps.imported_modules("citeworth.check.options")
-    assert closure <= {"citeworth.check", "citeworth.check.options", "citeworth.core", "citeworth.core.schema"}
+    assert closure <= {"citeworth.check", "citeworth.check.options", "citeworth.core",
+                       "citeworth.core.schema"}

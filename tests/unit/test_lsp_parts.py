@@ -4,9 +4,13 @@ with the same result as a full check), and where an "ignore" directive goes in M
 
 from __future__ import annotations
 
+import subprocess
+import sys
+
 import numpy as np
 import pytest
 
+from citeworth import cli
 from citeworth.check.options import CheckOptions
 from citeworth.check.run import check_drafts, read_draft
 from citeworth.drafts import FLAGGED, SUPPRESSED
@@ -148,3 +152,14 @@ def test_a_markdown_ignore_comment_goes_where_the_reader_reads_it_as_one(tmp_pat
     after = checker.check(project, {draft: Buffer(expected, 2)}, CheckOptions(threshold=0))
     before = {s.text: s.status for s in checked.sentences}
     assert {s.text: s.status for s in after.sentences} == {**before, flux.text: SUPPRESSED}
+
+
+def test_the_subcommand_is_light_until_an_editor_connects(capsys):
+    code = "import sys, citeworth.lsp.command; print(sorted(m for m in sys.modules if m.split('.')[0] in " \
+        "('torch', 'spacy', 'pygls', 'transformers', 'sklearn')))"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "[]"
+    with pytest.raises(SystemExit) as exit_info:
+        cli.main(["lsp", "--help"])
+    out = capsys.readouterr().out
+    assert exit_info.value.code == 0 and "Code actions" in out and "citeworth lsp" in out
