@@ -50,7 +50,7 @@ class RememberingSplitter:
         return iter([self.known[text] for text in texts])
 
 
-@dataclass
+@dataclass(eq=False)  # one object per draft: compared by identity
 class Project:
     """A draft the server checks: a LaTeX main file with what it includes, or a Markdown file."""
 
@@ -59,6 +59,7 @@ class Project:
     disk: dict[str, bytes] | None = None  # its files on disk, read again after saves and file events
     splitter: RememberingSplitter | None = None
     scores: dict = field(default_factory=dict)  # paragraph texts -> scores, of the last check
+    scored_by: int = -1  # the Checker.models count when ``scores`` were made (a new model: none hold)
 
 
 @dataclass
@@ -113,10 +114,12 @@ class Checker:
         self._splitter = None
         self.model = None
         self.model_dir: Path | None = None
+        self.models = 0  # how many models were loaded (scores of an earlier one are not reused)
 
     def load_model(self, options: CheckOptions, root: Path) -> str | None:
         """Load the model ``options`` name (else the best of the project at ``root``); the
         message saying why not, if it cannot be loaded."""
+        self.models += 1
         try:
             self.model_dir, self.model = check_model(options.model, root)
         except (FileNotFoundError, ValueError) as exc:
@@ -138,6 +141,9 @@ class Checker:
             return checked
         if project.splitter is None:
             project.splitter = RememberingSplitter(self.splitter())
+        if project.scored_by != self.models:
+            project.scores.clear()
+            project.scored_by = self.models
         with collector.streaming():  # the loaded model and spaCy are not walked by every collection
             try:
                 draft = read_draft(str(project.main), project.syntax, checked.sources)

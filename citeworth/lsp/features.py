@@ -60,8 +60,7 @@ def diagnostics(checked: Checked, codec) -> dict[str, list[types.Diagnostic]]:
 
 def diagnostic(sentence: Sentence, lines: Sequence[str], codec) -> types.Diagnostic:
     return types.Diagnostic(sentence_range(sentence, lines, codec), f"{MESSAGE} (score {sentence.score:.2f})",
-                            severity=types.DiagnosticSeverity.Warning, code=RULE_ID, source=SOURCE,
-                            data={"fingerprint": sentence.fingerprint})
+                            severity=types.DiagnosticSeverity.Warning, code=RULE_ID, source=SOURCE)
 
 
 def edit(uri: str, version: int | None, lines: Sequence[str], insertion: Insertion,

@@ -75,14 +75,20 @@ class CiteworthServer(LanguageServer):
         main = await self.run(main_file, path, text, self.root) if syntax == "tex" else path
         project = self.projects.setdefault(main, Project(main, syntax))
         project.disk = None
-        self.project_of[path] = project
+        before, self.project_of[path] = self.project_of.get(path), project
+        if before is not None and before is not project:  # a "% !TEX root" written since
+            self._forget_unless_open(before)
         self.schedule(project, 0)
 
     def close(self, path: Path) -> None:
         project = self.project_of.pop(path, None)
-        if project is None:
-            return
-        if project in self.project_of.values():  # another of its files is open: from disk now
+        if project is not None:
+            self._forget_unless_open(project)
+
+    def _forget_unless_open(self, project: Project) -> None:
+        """Check ``project`` again when another of its files is open (the closed one from disk),
+        else forget it and clear its diagnostics."""
+        if project in self.project_of.values():
             project.disk = None
             self.schedule(project, 0)
             return

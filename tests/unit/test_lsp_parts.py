@@ -1,6 +1,7 @@
 """The language server's parts without a client: settings, which main file a chapter belongs to,
 citation keys under the cursor, the incremental check (only changed paragraphs split and scored,
-with the same result as a full check), and where an "ignore" directive goes in Markdown."""
+with the same result as a full check; a new model's scores never mixed with an old one's), where
+an "ignore" directive goes in Markdown, and the subcommand's light start."""
 
 from __future__ import annotations
 
@@ -163,3 +164,21 @@ def test_the_subcommand_is_light_until_an_editor_connects(capsys):
         cli.main(["lsp", "--help"])
     out = capsys.readouterr().out
     assert exit_info.value.code == 0 and "Code actions" in out and "citeworth lsp" in out
+
+
+def test_a_new_model_scores_every_paragraph_again(tmp_path, splitter, monkeypatch):
+    draft = tmp_path / "draft.md"
+    draft.write_text("Flux varies with heat. Cells divide.\n\nYeast grows.\n")
+    models = iter([CountingModel(), CountingModel()])
+    monkeypatch.setattr("citeworth.lsp.checker.check_model",
+                        lambda directory, root: (directory, next(models)))
+    checker = Checker(encoder=None, splitter_factory=lambda: splitter)
+    project, buffers, options = Project(draft, "md"), {draft: Buffer(draft.read_text(), 1)}, CheckOptions()
+    checker.load_model(options, tmp_path)
+    checker.check(project, buffers, options)
+    first = checker.model
+    checker.check(project, buffers, options)
+    assert len(first.scored) == 3  # the second check reused every score
+    checker.load_model(options, tmp_path)
+    checker.check(project, buffers, options)
+    assert checker.model is not first and len(checker.model.scored) == 3
