@@ -20,7 +20,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from citeworth.check.draft import sentences
+from citeworth.check.draft import directive_warnings, sentences
 from citeworth.check.latex import IGNORE_COMMENT as TEX_IGNORE
 from citeworth.check.markdown import IGNORE_COMMENT as MD_IGNORE
 from citeworth.check.options import CheckOptions
@@ -152,7 +152,7 @@ class Checker:
                 return checked
             checked.sentences = check_drafts([draft], self.model, options.threshold,
                                              splitter=project.splitter, known=project.scores)
-        checked.draft, checked.warnings = draft, list(draft.warnings)
+        checked.draft, checked.warnings = draft, draft.warnings + directive_warnings(draft)
         for file in draft.files or [draft.name]:
             buffer = buffers.get(Path(file))
             relative = Path(file).relative_to(project.main.parent).as_posix()

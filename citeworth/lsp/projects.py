@@ -80,7 +80,7 @@ def draft_sources(main: Path, syntax: str, disk: Mapping[str, bytes],
     ``disk_files`` read) with the open ``buffers`` (path -> text) in that folder laid over it."""
     if syntax == "md":
         text = buffers.get(main)
-        return {main.name: text.encode() if text is not None else disk.get(main.name, b"")}
+        return {main.name: text.encode()} if text is not None else dict(disk)
     sources = dict(disk)
     for path, text in buffers.items():
         if path.is_relative_to(main.parent):

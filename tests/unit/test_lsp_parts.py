@@ -182,3 +182,14 @@ def test_a_new_model_scores_every_paragraph_again(tmp_path, splitter, monkeypatc
     checker.load_model(options, tmp_path)
     checker.check(project, buffers, options)
     assert checker.model is not first and len(checker.model.scored) == 3
+
+
+def test_the_checks_warnings_come_with_a_check(tmp_path, splitter):
+    draft = tmp_path / "draft.md"
+    text = "<!-- citeworth: ignroe -->\n\nFlux varies with heat.\n"
+    checker = Checker(encoder=None, splitter_factory=lambda: splitter)
+    checker.model = CountingModel()
+    checked = checker.check(Project(draft, "md"), {draft: Buffer(text, 1)}, CheckOptions())
+    assert checked.warnings == [f"{draft}:1:1: unknown citeworth directive 'ignroe' (ignore, off or on)"]
+    assert checker.check(Project(tmp_path / "gone.md", "md"), {}, CheckOptions()).problem == \
+        f"{tmp_path / 'gone.md'}: no such file (the main file of this draft)"
