@@ -26,9 +26,10 @@ $(VENV)/.installed: requirements.lock pyproject.toml
 
 # Programs some tests need besides Python packages, as COMMAND:DEBIAN-PACKAGE (the results page's
 # browser test: Chromium; the native Airflow cluster: Redis and PostgreSQL, whose initdb Debian keeps
-# in /usr/lib/postgresql/VERSION/bin, searched too). Installed where we may (root with apt-get: CI,
-# a fresh Debian machine); elsewhere those tests skip and say how to install them.
-SYSTEM_PROGRAMS := chromium:chromium redis-server:redis-server initdb:postgresql
+# in /usr/lib/postgresql/VERSION/bin, searched too; the language server's real-editor test: Neovim).
+# Installed where we may (root with apt-get: CI, a fresh Debian machine); elsewhere those tests skip
+# and say how to install them.
+SYSTEM_PROGRAMS := chromium:chromium redis-server:redis-server initdb:postgresql nvim:neovim
 system-programs:
 	@PATH="$$PATH$$(printf ':%s' /usr/lib/postgresql/*/bin)"; \
 	missing=$$(for p in $(SYSTEM_PROGRAMS); do command -v $${p%%:*} >/dev/null || echo $${p#*:}; done); \

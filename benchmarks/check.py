@@ -43,10 +43,10 @@ import numpy as np
 from latex import PAPERS  # the same four papers as the LaTeX reader's benchmark (benchmarks/latex.py)
 from sklearn.metrics import roc_auc_score
 
-from citeworth.check.draft import CITED, Sentence
 from citeworth.check.latex import tex_draft
 from citeworth.check.run import check_drafts
 from citeworth.core.io import write_json
+from citeworth.drafts import CITED, Sentence
 from citeworth.models.scoring import MODELS_DIR, MODELS_SUMMARY, best_model, load_model
 from citeworth.sources import discover_shards
 from citeworth.sources.latex import TexDocument, parse_tex_files

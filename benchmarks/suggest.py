@@ -57,10 +57,11 @@ from pathlib import Path
 import numpy as np
 from latex import PAPERS  # the mirrored LaTeX papers (benchmarks/latex.py)
 
-from citeworth.check.draft import Block, Draft, sentences
+from citeworth.check.draft import sentences
 from citeworth.check.latex import tex_draft
 from citeworth.core.io import write_json
 from citeworth.corpora.paper_index import PaperIndex, title_key
+from citeworth.drafts import Block, Draft
 from citeworth.sources import BadRecord, InputSpec, discover_shards, read_shard
 from citeworth.sources.latex import SourcePosition, parse_tex_files
 from citeworth.sources.latex.files import iter_sources

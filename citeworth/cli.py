@@ -27,6 +27,8 @@ TOOLS: dict[str, tuple[str, str]] = {
                 "make an orchestrated run's experiment (branch runs/<run id>) the defaults"),
     "check": ("citeworth.check.command:main",
               "lint a draft (.tex / .md / .txt): flag sentences that may need a citation"),
+    "lsp": ("citeworth.lsp.command:main",
+            "a language server for editors: check's flags, citation suggestions, \\cite{} completion"),
     "suggest-index": ("citeworth.suggest.corpus:main",
                       "write the paper index `check --suggest --corpus` suggests papers from"),
 }

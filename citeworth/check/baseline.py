@@ -12,8 +12,8 @@ from collections import Counter
 from collections.abc import Iterable
 from pathlib import Path
 
-from citeworth.check.draft import BASELINED, FLAGGED, Sentence
 from citeworth.core.io import write_json
+from citeworth.drafts import BASELINED, FLAGGED, Sentence
 
 FORMAT = "citeworth-check-baseline/1"
 

@@ -8,6 +8,7 @@ import os
 from pathlib import Path
 
 from citeworth.check import RULE_ID
+from citeworth.check.options import SYNTAXES, TOP_K, CheckOptions, ReportOptions
 from citeworth.core.schema import THRESHOLD
 
 DESCRIPTION = f"""\
@@ -94,11 +95,11 @@ def _parser() -> argparse.ArgumentParser:
                         help="do not report flags this baseline holds")
     parser.add_argument("--write-baseline", type=Path, metavar="FILE",
                         help="save every current flag as the baseline (they are then not reported)")
-    parser.add_argument("--syntax", choices=("auto", "tex", "md", "txt"), default="auto",
+    parser.add_argument("--syntax", choices=SYNTAXES, default="auto",
                         help="how to read the inputs (default: by suffix; stdin: txt)")
     parser.add_argument("--suggest", action="store_true",
                         help="rank the draft's own bibliography for every flag (and cited sentence)")
-    parser.add_argument("--top-k", type=int, default=3, metavar="K",
+    parser.add_argument("--top-k", type=int, default=TOP_K, metavar="K",
                         help="suggestions per flag (default: %(default)s)")
     parser.add_argument("--bib", type=Path, action="append", default=[], metavar="FILE",
                         help="with --suggest: the .bib of drafts that name none (Markdown without a "
@@ -112,24 +113,25 @@ def _parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     parser = _parser()
     args = parser.parse_args(argv)
-    if not 0.0 <= args.threshold <= 1.0:
-        parser.error(f"--threshold must be between 0 and 1 (got {args.threshold})")
+    options = CheckOptions(args.model, args.threshold, args.syntax, args.suggest, args.top_k, tuple(args.bib),
+                           args.corpus)
+    for field, problem in options.problems().items():
+        parser.error(f"--{field.replace('_', '-')} {problem}")
     if args.fail_on < 0:
         parser.error(f"--fail-on must be 0 or more (got {args.fail_on})")
-    if args.top_k < 1:
-        parser.error(f"--top-k must be 1 or more (got {args.top_k})")
     if args.corpus and not args.suggest:
         parser.error("--corpus needs --suggest")
     if args.bib and not args.suggest:
         parser.error("--bib needs --suggest")
     if args.files.count("-") > 1:
         parser.error("stdin (-) can be read once")
+    report = ReportOptions(args.format, args.output, args.fail_on, args.baseline, args.write_baseline)
     os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")  # weights loading: ours is the one bar
     encoder = _encoder_loading() if args.suggest else None  # loads while the drafts are read and scored
     try:
         from citeworth.check import run  # spaCy, the readers, the model: the encoder loads meanwhile
 
-        return run.check(args, encoder)
+        return run.check(args.files, options, report, encoder)
     finally:
         if encoder is not None:  # every way out, an early error too
             encoder.close()

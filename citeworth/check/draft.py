@@ -1,11 +1,5 @@
-"""What every reader produces (a ``Draft`` of ``Block``s) and how blocks become ``Sentence``s.
-
-A reader (``latex``, ``markdown``, ``plain``) turns a file into blocks of running text: a block's
-``text`` keeps its citation markers, ``cites`` says where they are, ``unbreakable`` where a
-sentence boundary may not fall (formulas, code), and ``origin`` maps text offsets to *document
-offsets*: offsets into one sequence the reader defines (LaTeX: the flattened source, so order
-holds across ``\\input`` files; Markdown and plain text: the file's text), which ``Draft.locate``
-turns into ``file:line:column`` and against which suppression directives are ordered.
+"""How a reader's ``Block``s become ``Sentence``s (the types: ``citeworth.drafts``), which
+sentences suppression directives silence, and a scored sentence's status.
 
 Sentences are cut as the curation cuts them (``citeworth.text.sentences``: the same splitter,
 citations never split off, a trailing citation-only "sentence" joined to the one before) and the
@@ -16,80 +10,19 @@ model reads each sentence as the curation wrote it to the dataset: citations rem
 from __future__ import annotations
 
 import bisect
-import hashlib
 import re
-from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Iterable, Sequence
 
 from citeworth.curate.config import CurationConfig
-from citeworth.sources.latex import SourcePosition
+from citeworth.drafts import CITED, FLAGGED, OK, SUPPRESSED, Block, Directive, Draft, Sentence, Span
 from citeworth.text import citations as cit
 from citeworth.text.sentences import SentenceSplitter, attach_citation_only, join_across
 
-Span = tuple[int, int]
 IGNORE, OFF, ON = "ignore", "off", "on"
 DIRECTIVES = (IGNORE, OFF, ON)
-# A sentence's status; ``suppressed`` (by a directive) and ``baselined`` are flags not reported.
-CITED, FLAGGED, OK, SUPPRESSED, BASELINED = "cited", "flagged", "ok", "suppressed", "baselined"
 _CURATION = CurationConfig()  # its defaults clean a sentence for the dataset
 _WORD = re.compile(r"\w")
 _CITE_KEY = re.compile(r"\{\{cite:([^{}]+)\}\}|(?<![\w.])@([\w][\w:.#$%&+?<>~/-]*)")
-
-
-@dataclass
-class Block:
-    """A paragraph of running text."""
-
-    text: str
-    cites: list[Span]  # citation markers in ``text``, sorted
-    origin: Callable[[int, int], Span]  # text [start, end) -> document [start, end)
-    unbreakable: list[Span] = field(default_factory=list)  # no sentence boundary inside (sorted)
-    replacements: dict[str, str] = field(default_factory=dict)  # placeholder -> what the model reads
-    cited_by_patterns: bool = False  # also cited when the curation's patterns find a citation
-
-
-@dataclass
-class Directive:
-    """A suppression comment: ``ignore`` (the next sentence), ``off`` / ``on`` (a stretch)."""
-
-    offset: int  # document offset
-    word: str
-
-
-@dataclass
-class Draft:
-    """One input as a reader read it."""
-
-    name: str  # the path as given ("-" for stdin)
-    blocks: list[Block]
-    locate: Callable[[int], SourcePosition]  # document offset -> file, line, column
-    directives: list[Directive] = field(default_factory=list)
-    cite_anchors: list[int] = field(default_factory=list)  # citations outside the text (footnotes)
-    files: list[str] = field(default_factory=list)  # every file it read (so no file is checked twice)
-    warnings: list[str] = field(default_factory=list)
-
-
-@dataclass
-class Sentence:
-    file: str
-    line: int
-    column: int
-    end_line: int
-    end_column: int  # one past the last character
-    text: str  # what the model reads: citations removed
-    cited: bool
-    offset: int  # document offset of its start (ordered against directives)
-    suppressed: bool = False  # by a directive
-    score: float | None = None
-    status: str = ""  # one of CITED, FLAGGED, OK, SUPPRESSED, BASELINED
-    cite_keys: tuple[str, ...] = ()  # the keys its citations name (LaTeX, pandoc), as written
-    suggestions: list = field(default_factory=list)  # citeworth.suggest.draft.Suggested, best first
-    cited_ranks: list = field(default_factory=list)  # citeworth.suggest.draft.CitedRank per cited key
-
-    @property
-    def fingerprint(self) -> str:
-        """Identity of the sentence by its text alone, so a moved sentence keeps it."""
-        return hashlib.sha256(" ".join(self.text.split()).encode()).hexdigest()[:16]
 
 
 def sentences(drafts: Sequence[Draft], splitter: SentenceSplitter) -> list[list[Sentence]]:

@@ -24,9 +24,8 @@ from dataclasses import asdict
 from urllib.parse import quote
 
 from citeworth.check import RULE_ID
-from citeworth.check.draft import FLAGGED, Sentence
 from citeworth.core.io import dumps
-from citeworth.suggest.draft import BIBLIOGRAPHY
+from citeworth.drafts import BIBLIOGRAPHY, FLAGGED, Sentence
 
 MESSAGE = "sentence may need a citation"
 SARIF_SCHEMA = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
@@ -85,7 +84,7 @@ def sarif_log(sentences: Sequence[Sentence], notifications: Sequence[str], thres
         "$schema": SARIF_SCHEMA,
         "version": "2.1.0",
         "runs": [{
-            "tool": {"driver": {"name": "citeworth", "semanticVersion": _version(), "rules": [RULE]}},
+            "tool": {"driver": {"name": "citeworth", "semanticVersion": tool_version(), "rules": [RULE]}},
             "columnKind": "unicodeCodePoints",
             "invocations": [invocation],
             "results": results,
@@ -124,7 +123,7 @@ def _fixes(sentence: Sentence) -> list[dict]:
     } for s in sentence.suggestions if s.insertion is not None]
 
 
-def _version() -> str:
+def tool_version() -> str:
     try:
         return importlib.metadata.version("citeworth")
     except importlib.metadata.PackageNotFoundError:

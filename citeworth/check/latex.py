@@ -11,20 +11,27 @@ sentence they hang from, and ``% citeworth: ignore|off|on`` comments become dire
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from pathlib import Path, PurePosixPath
 
-from citeworth.check.draft import Block, Directive, Draft, Span
+from citeworth.drafts import Block, Directive, Draft, Span
 from citeworth.sources.latex import SourcePosition, TexDocument, TexParagraph, parse_tex_file, parse_tex_files
 
 DIRECTIVE = re.compile(r"%+\s*citeworth:\s*(\S*)")
+IGNORE_COMMENT = "% citeworth: ignore"  # a directive silencing the next sentence
 STDIN_NAME = "<stdin>.tex"
 PARSE_SECONDS = 120  # per draft: a pathological source fails with a clear message, never hangs
 
 
-def read_tex(path: Path) -> Draft:
-    """The draft of the main file ``path`` and the files it includes (RecordError if unparsable)."""
-    return tex_draft(parse_tex_file(path, time_limit=PARSE_SECONDS, fragment=True), str(path),
-                     path.parent)
+def read_tex(path: Path, sources: Mapping[str, bytes] | None = None) -> Draft:
+    """The draft of the main file ``path`` and the files it includes (RecordError if unparsable);
+    ``sources``: its project by path relative to its folder, as an editor holds them (default:
+    read from disk, as ``parse_tex_file`` reads them)."""
+    if sources is None:
+        doc = parse_tex_file(path, time_limit=PARSE_SECONDS, fragment=True)
+    else:
+        doc = parse_tex_files(dict(sources), path.name, time_limit=PARSE_SECONDS, fragment=True)
+    return tex_draft(doc, str(path), path.parent)
 
 
 def read_tex_text(data: bytes) -> Draft:

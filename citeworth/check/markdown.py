@@ -23,12 +23,13 @@ from mdit_py_plugins.dollarmath import dollarmath_plugin
 from mdit_py_plugins.footnote import footnote_plugin
 from mdit_py_plugins.front_matter import front_matter_plugin
 
-from citeworth.check.draft import Block, Directive, Draft, Span
 from citeworth.check.plain import locator, pattern_citations
+from citeworth.drafts import Block, Directive, Draft, Span
 
 DIRECTIVE = re.compile(r"<!--\s*citeworth:\s*(\S*?)\s*-->")
-_KEY = r"\w(?:[\w:.#$%&+?<>~/-]*\w)?"  # pandoc's citation key
-PANDOC = re.compile(rf"\[[^\[\]]*?-?@{_KEY}[^\[\]]*\]|(?<![\w@])@{_KEY}")
+IGNORE_COMMENT = "<!-- citeworth: ignore -->"  # a directive silencing the next sentence
+KEY = r"\w(?:[\w:.#$%&+?<>~/-]*\w)?"  # pandoc's citation key
+PANDOC = re.compile(rf"\[[^\[\]]*?-?@{KEY}[^\[\]]*\]|(?<![\w@])@{KEY}")
 _ALIGN_WINDOW = 16  # source characters an inline token's character may be ahead (escapes, entities)
 _MATHS = ("math_inline", "math_inline_double")
 

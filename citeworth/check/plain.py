@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 
-from citeworth.check.draft import Block, Draft, Span
+from citeworth.drafts import Block, Draft, Span
 from citeworth.sources.latex import SourcePosition
 from citeworth.sources.latex.project import SourceMap, decode
 from citeworth.text import citations as cit

@@ -1,33 +1,28 @@
-"""The work of ``citeworth check`` (``command.main`` parses the options): read drafts, score their
-sentences, suggest citations, report, set the exit code."""
+"""The work of ``citeworth check`` (``command.main`` parses the options into ``CheckOptions`` and
+``ReportOptions``): read drafts, score their sentences, suggest citations, report, set the exit
+code. ``citeworth lsp`` calls the same readers (``read_draft``), scoring (``check_drafts``) and
+model lookup (``check_model``)."""
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import sys
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
+import numpy as np
+
 from citeworth.check.baseline import BaselineError, apply_baseline, read_baseline, write_baseline
-from citeworth.check.draft import (
-    BASELINED,
-    CITED,
-    FLAGGED,
-    SUPPRESSED,
-    Draft,
-    Sentence,
-    decide,
-    directive_warnings,
-    sentences,
-)
+from citeworth.check.draft import decide, directive_warnings, sentences
 from citeworth.check.formats import gnu_lines, jsonl_lines, sarif_log
 from citeworth.check.latex import read_tex, read_tex_text
 from citeworth.check.markdown import read_markdown
+from citeworth.check.options import CheckOptions, ReportOptions
 from citeworth.check.plain import UnreadableInput, decode_text, read_plain
 from citeworth.core.io import atomic_write
+from citeworth.drafts import BASELINED, CITED, FLAGGED, SUPPRESSED, Draft, Sentence
 from citeworth.sources.base import RecordError
 from citeworth.suggest.corpus import CorpusError
 
@@ -36,13 +31,13 @@ SUFFIXES = {".tex": "tex", ".ltx": "tex", ".latex": "tex", ".md": "md", ".markdo
 EXIT_OK, EXIT_FLAGS, EXIT_USAGE = 0, 1, 2
 
 
-def check(args: argparse.Namespace, encoder=None) -> int:
-    """``citeworth check`` on parsed ``args``; ``encoder``: the suggestions' (already loading)."""
+def check(files: Sequence[str], options: CheckOptions, report: ReportOptions, encoder=None) -> int:
+    """``citeworth check FILES``; ``encoder``: the suggestions' (already loading)."""
     try:
-        known = read_baseline(args.baseline) if args.baseline else Counter()
+        known = read_baseline(report.baseline) if report.baseline else Counter()
     except BaselineError as exc:
         return _fail(str(exc))
-    drafts, problems = read_drafts(args.files, args.syntax)
+    drafts, problems = read_drafts(files, options.syntax)
     for problem in problems:
         print(f"citeworth check: error: {problem}", file=sys.stderr)
     warnings = [w for draft in drafts for w in draft.warnings + directive_warnings(draft)]
@@ -51,27 +46,27 @@ def check(args: argparse.Namespace, encoder=None) -> int:
     if not drafts:
         return EXIT_USAGE
     try:
-        model_dir, model = _model(args.model)
+        model_dir, model = check_model(options.model)
     except (FileNotFoundError, ValueError) as exc:
         return _fail(str(exc))
-    found = check_drafts(drafts, model, args.threshold, progress=True)
+    found = check_drafts(drafts, model, options.threshold, progress=True)
     apply_baseline(found, known)
-    if args.write_baseline:
-        write_baseline(args.write_baseline, found)
+    if report.write_baseline:
+        write_baseline(report.write_baseline, found)
         apply_baseline(found, Counter(s.fingerprint for s in found if s.status == FLAGGED))
-    if args.suggest:
+    if options.suggest:
         try:
-            notes = _suggest(args, drafts, found, encoder)
+            notes = _suggest(options, drafts, found, encoder)
         except CorpusError as exc:
             return _fail(str(exc))
         for note in notes:
             print(f"citeworth check: warning: {note}", file=sys.stderr)
         warnings += notes
-    _write_report(args, found, problems + warnings, str(model_dir))
-    print(summary(found, drafts, model_dir, args.threshold), file=sys.stderr)
+    _write_report(report, found, problems + warnings, str(model_dir), options.threshold)
+    print(summary(found, drafts, model_dir, options.threshold), file=sys.stderr)
     if problems:
         return EXIT_USAGE
-    return EXIT_FLAGS if sum(s.status == FLAGGED for s in found) > args.fail_on else EXIT_OK
+    return EXIT_FLAGS if sum(s.status == FLAGGED for s in found) > report.fail_on else EXIT_OK
 
 
 def read_drafts(paths: Sequence[str], syntax: str = "auto") -> tuple[list[Draft], list[str]]:
@@ -81,14 +76,22 @@ def read_drafts(paths: Sequence[str], syntax: str = "auto") -> tuple[list[Draft]
     for path in dict.fromkeys(os.path.normpath(p) for p in paths):
         try:
             drafts.append(read_draft(path, syntax))
-        except OSError as exc:
-            problems.append(f"{path}: cannot read: {exc.strerror or exc}")
-        except RecordError as exc:
-            problems.append(f"{path}: cannot parse LaTeX ({exc.reason}): {exc.detail}")
-        except UnreadableInput as exc:
-            problems.append(str(exc))
+        except READ_ERRORS as exc:
+            problems.append(read_problem(path, exc))
     included = {os.path.normpath(f): d for d in drafts for f in d.files[1:]}
     return [d for d in drafts if included.get(os.path.normpath(d.name), d) is d], problems
+
+
+READ_ERRORS = (OSError, RecordError, UnreadableInput)
+
+
+def read_problem(path: str, error: Exception) -> str:
+    """The message for a draft ``read_draft`` could not read (one of ``READ_ERRORS``)."""
+    if isinstance(error, OSError):
+        return f"{path}: cannot read: {error.strerror or error}"
+    if isinstance(error, RecordError):
+        return f"{path}: cannot parse LaTeX ({error.reason}): {error.detail}"
+    return str(error)
 
 
 def syntax_of(path: str, syntax: str = "auto") -> str:
@@ -98,33 +101,50 @@ def syntax_of(path: str, syntax: str = "auto") -> str:
     return "txt" if path == "-" else SUFFIXES.get(Path(path).suffix.lower(), "txt")
 
 
-def read_draft(path: str, syntax: str = "auto") -> Draft:
+def read_draft(path: str, syntax: str = "auto", sources: Mapping[str, bytes] | None = None) -> Draft:
+    """The draft of ``path`` (``-``: stdin); ``sources``: its files by path relative to its folder
+    (a LaTeX project's, or the one file), as an editor holds them; default: read from disk."""
     stdin = path == "-"
     kind = syntax_of(path, syntax)
     if kind == "tex":
-        return read_tex_text(sys.stdin.buffer.read()) if stdin else read_tex(Path(path))
-    data = sys.stdin.buffer.read() if stdin else Path(path).read_bytes()
+        return read_tex_text(sys.stdin.buffer.read()) if stdin else read_tex(Path(path), sources)
+    if sources is not None:
+        data = sources[Path(path).name]
+    else:
+        data = sys.stdin.buffer.read() if stdin else Path(path).read_bytes()
     text = decode_text(data, path)
     return read_markdown(text, path) if kind == "md" else read_plain(text, path)
 
 
-def check_drafts(drafts: Sequence[Draft], model, threshold: float, progress: bool = False) -> list[Sentence]:
+def check_drafts(drafts: Sequence[Draft], model, threshold: float, progress: bool = False,
+                 splitter=None, known: dict[tuple[str, ...], np.ndarray] | None = None) -> list[Sentence]:
     """Every sentence of ``drafts``, scored by ``model`` (``predict_proba`` on dataset-shaped
-    records, one per paragraph) and given its status; ``progress``: a bar, if stderr is a terminal."""
+    records, one per paragraph) and given its status; ``progress``: a bar, if stderr is a terminal.
+    A language server checking the same drafts after each edit passes its ``splitter`` (a
+    ``SentenceSplitter``, default a new one) and ``known``: the scores of the paragraphs scored
+    before, by their sentences' texts. Only the other paragraphs are scored (the context model
+    reads a paragraph whole, so a paragraph's scores depend on its sentences alone), and ``known``
+    is left holding exactly the scores of these drafts' paragraphs."""
     from tqdm.auto import tqdm
 
     from citeworth.models.scoring import score_paragraphs
     from citeworth.text.sentences import SentenceSplitter
 
-    paragraphs = [p for p in sentences(drafts, SentenceSplitter()) if p]
-    records = [{"samples": [{"text": s.text} for s in paragraph]} for paragraph in paragraphs]
-    with tqdm(total=sum(map(len, paragraphs)), unit="sentence", desc="check", leave=False,
+    paragraphs = [p for p in sentences(drafts, splitter or SentenceSplitter()) if p]
+    keys = [tuple(s.text for s in paragraph) for paragraph in paragraphs]
+    scores = {} if known is None else known
+    todo = [key for key in keys if key not in scores]
+    records = [{"samples": [{"text": text} for text in key]} for key in todo]
+    with tqdm(total=sum(map(len, todo)), unit="sentence", desc="check", leave=False,
               disable=not (progress and sys.stderr.isatty())) as bar:
-        scored = score_paragraphs(model, records, progress=bar.update)
-        for paragraph, (_, scores) in zip(paragraphs, scored, strict=True):
-            for sentence, score in zip(paragraph, scores, strict=True):
-                sentence.score = float(score)
-                sentence.status = decide(sentence, threshold)
+        for key, (_, found) in zip(todo, score_paragraphs(model, records, progress=bar.update), strict=True):
+            scores[key] = found
+    for paragraph, key in zip(paragraphs, keys, strict=True):
+        for sentence, score in zip(paragraph, scores[key], strict=True):
+            sentence.score = float(score)
+            sentence.status = decide(sentence, threshold)
+    for stale in scores.keys() - set(keys):
+        del scores[stale]
     return [s for paragraph in paragraphs for s in paragraph]
 
 
@@ -136,30 +156,33 @@ def summary(found: Sequence[Sentence], drafts: Sequence[Draft], model_dir: Path,
             + f"; model {model_dir}, threshold {threshold:g}")
 
 
-def _suggest(args, drafts: Sequence[Draft], found: list[Sentence], encoder) -> list[str]:
+def _suggest(options: CheckOptions, drafts: Sequence[Draft], found: list[Sentence], encoder) -> list[str]:
     from citeworth.suggest.corpus import corpus_candidates
     from citeworth.suggest.draft import suggest
 
-    corpus = corpus_candidates(args.corpus) if args.corpus else []
-    return suggest([(d, syntax_of(d.name, args.syntax)) for d in drafts], found, args.top_k, corpus, encoder,
-                   args.bib)
+    corpus = corpus_candidates(options.corpus) if options.corpus else []
+    return suggest([(d, syntax_of(d.name, options.syntax)) for d in drafts], found, options.top_k, corpus,
+                   encoder, options.bibs)
 
 
-def _model(directory: Path | None):
-    from citeworth.models.scoring import best_model, load_model
+def check_model(directory: Path | None, root: Path = Path(".")):
+    """The folder and the loaded model of ``directory``, else of the best model by dev F1 of the
+    project at ``root`` (NoModel, a FileNotFoundError, saying how to train one)."""
+    from citeworth.models.scoring import MODELS_DIR, MODELS_SUMMARY, best_model, load_model
 
-    directory = directory or best_model()
+    directory = directory or best_model(root / MODELS_SUMMARY, root / MODELS_DIR)
     return directory, load_model(directory)
 
 
-def _write_report(args, found: list[Sentence], notes: list[str], model: str) -> None:
-    if args.format == "sarif":
-        lines = [json.dumps(sarif_log(found, notes, args.threshold, model), indent=2, sort_keys=True,
+def _write_report(report: ReportOptions, found: list[Sentence], notes: list[str], model: str,
+                  threshold: float) -> None:
+    if report.format == "sarif":
+        lines = [json.dumps(sarif_log(found, notes, threshold, model), indent=2, sort_keys=True,
                             ensure_ascii=False)]
     else:
-        lines = gnu_lines(found) if args.format == "gnu" else jsonl_lines(found)
-    if args.output:
-        with atomic_write(args.output) as handle:
+        lines = gnu_lines(found) if report.format == "gnu" else jsonl_lines(found)
+    if report.output:
+        with atomic_write(report.output) as handle:
             handle.writelines(line + "\n" for line in lines)
     else:
         sys.stdout.writelines(line + "\n" for line in lines)

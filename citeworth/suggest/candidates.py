@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import posixpath
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -94,10 +95,13 @@ def _plain(latex: str) -> str:
     return " ".join(_LATEX_LEFTOVER.sub(" ", latex).split())
 
 
-def draft_candidates(main: Path) -> tuple[list[Candidate], list[str]]:
+def draft_candidates(main: Path,
+                     sources: Mapping[str, bytes] | None = None) -> tuple[list[Candidate], list[str]]:
     """The candidates of the LaTeX draft ``main`` and the files below its folder (see the module
-    docstring), and warnings: a ``.bib`` named but missing, unreadable blocks, duplicate keys, none."""
-    return project_candidates(tex_texts(project_files(main)), main.name, str(main))
+    docstring), and warnings: a ``.bib`` named but missing, unreadable blocks, duplicate keys, none.
+    ``sources``: that project by path relative to the folder (default: read from disk)."""
+    files = dict(sources) if sources is not None else project_files(main)
+    return project_candidates(tex_texts(files), main.name, str(main))
 
 
 def project_candidates(texts: dict[str, str], main: str, label: str) -> tuple[list[Candidate], list[str]]:

@@ -29,10 +29,11 @@ THREADS = min(2, os.cpu_count() or 1)
 
 class Encoder:
     """Unit vectors of texts; each distinct text is embedded once per instance, and once per
-    encoder version with a ``cache_dir`` (a ``VectorCache`` there)."""
+    encoder version with a ``cache_dir`` (a ``VectorCache`` there); ``threads``: torch's CPU
+    threads for embedding (a language server embeds one sentence at a time: 1)."""
 
-    def __init__(self, name: str = EMBEDDED, cache_dir: Path | None = None):
-        self.name, self.cache_dir = name, cache_dir
+    def __init__(self, name: str = EMBEDDED, cache_dir: Path | None = None, threads: int = THREADS):
+        self.name, self.cache_dir, self.threads = name, cache_dir, threads
         self._disk: VectorCache | None = None
         self._model = None
         self._process: EncoderProcess | None = None
@@ -43,7 +44,7 @@ class Encoder:
         embeds for this encoder: the load runs on another core while ``check`` scores the draft
         (a thread would share the interpreter's lock with the check's own Python work)."""
         if self._model is None and self._process is None:
-            self._process = EncoderProcess(self.name)
+            self._process = EncoderProcess(self.name, self.threads)
 
     def close(self) -> None:
         """End the background process, if any (also ended when this process exits)."""
@@ -77,7 +78,7 @@ class Encoder:
             return self._process.embed(texts)
         if self._model is None:
             self._model = load(self.name)
-        return embed(self._model, texts)
+        return embed(self._model, texts, self.threads)
 
 
 class EncoderProcess:
@@ -86,10 +87,10 @@ class EncoderProcess:
     would be. It dies with this process. Spawned, never forked: a fork of a process whose torch has
     already run (a test session, a notebook) deadlocks in the child's first OpenMP region."""
 
-    def __init__(self, name: str):
+    def __init__(self, name: str, threads: int = THREADS):
         context = multiprocessing.get_context("spawn")
         self._connection, theirs = context.Pipe()
-        self._process = context.Process(target=_serve, args=(theirs, name, os.getpid()),
+        self._process = context.Process(target=_serve, args=(theirs, name, os.getpid(), threads),
                                         name="suggest-encoder", daemon=True)
         self._process.start()
         theirs.close()
@@ -112,7 +113,7 @@ class EncoderProcess:
         self._connection.close()
 
 
-def _serve(connection: Connection, name: str, parent: int) -> None:
+def _serve(connection: Connection, name: str, parent: int, threads: int) -> None:
     from tqdm import tqdm
 
     die_with_parent(parent)
@@ -130,7 +131,7 @@ def _serve(connection: Connection, name: str, parent: int) -> None:
         except EOFError:  # the other end closed: nothing more to embed
             return
         try:
-            connection.send((False, error) if error else (True, embed(model, texts)))
+            connection.send((False, error) if error else (True, embed(model, texts, threads)))
         except Exception as exc:
             connection.send((False, exc))
 
@@ -143,7 +144,7 @@ def load(name: str):
     return encoder.eval(), tokenizer
 
 
-def embed(model, texts: list[str]) -> np.ndarray:
+def embed(model, texts: list[str], threads: int = THREADS) -> np.ndarray:
     """Unit vectors of ``texts`` (length-sorted is fastest). In bfloat16 where the CPU computes it
     natively (AVX512-BF16): twice as fast as float32 and within 3e-5 of its cosines (ad hoc,
     400 sentences and titles), so vectors of either precision can share the vector cache."""
@@ -153,7 +154,7 @@ def embed(model, texts: list[str]) -> np.ndarray:
 
     encoder, tokenizer = model
     bfloat16 = getattr(torch.cpu, "_is_avx512_bf16_supported", lambda: False)()
-    with torch_threads(THREADS), torch.autocast("cpu", dtype=torch.bfloat16, enabled=bfloat16):
+    with torch_threads(threads), torch.autocast("cpu", dtype=torch.bfloat16, enabled=bfloat16):
         vectors = encoders.embed_texts(encoder, tokenizer, texts, MAX_TOKENS, BATCH, torch.device("cpu"))
     norms = np.linalg.norm(vectors, axis=1, keepdims=True)
     return vectors / np.where(norms > 0, norms, 1.0)

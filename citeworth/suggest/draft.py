@@ -12,43 +12,31 @@ called a sign of a wrong citation: on the benchmark (benchmarks/results/suggest.
 from __future__ import annotations
 
 import functools
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
 
-from citeworth.check.draft import CITED, FLAGGED, Draft, Sentence
+import numpy as np
+
+from citeworth.drafts import (
+    BIBLIOGRAPHY,
+    CITED,
+    CORPUS,
+    FLAGGED,
+    CitedRank,
+    Draft,
+    Insertion,
+    Sentence,
+    Suggested,
+)
+from citeworth.sources.latex.project import decode
 from citeworth.suggest.candidates import Candidate, bib_candidates, draft_candidates, front_matter_bibs
 from citeworth.suggest.dense import Encoder
 from citeworth.suggest.ranker import Ranker, fuse, order
 
-BIBLIOGRAPHY, CORPUS = "bibliography", "corpus"
 CITE_TEXT = {"tex": "~\\cite{{{key}}}", "md": " [@{key}]"}
 _FINAL_PUNCTUATION = ".!?;:"
-
-
-@dataclass(frozen=True)
-class Insertion:
-    """Where and what to insert to cite a suggestion (1-based line, column in code points)."""
-
-    line: int
-    column: int
-    text: str
-
-
-@dataclass(frozen=True)
-class Suggested:
-    key: str  # as the bibliography spells it; a corpus paper's identifier
-    title: str | None
-    score: float
-    source: str  # BIBLIOGRAPHY or CORPUS
-    insertion: Insertion | None = None  # bibliography entries of LaTeX and Markdown drafts
-
-
-@dataclass(frozen=True)
-class CitedRank:
-    key: str
-    rank: int  # 1 = the entry the ranker puts first
-    of: int  # entries ranked
+Lines = Callable[[str], list[str]]  # a file's path -> its lines (from disk, or an editor's buffer)
 
 
 def suggest(drafts: Sequence[tuple[Draft, str]], found: Sequence[Sentence], k: int,
@@ -64,20 +52,24 @@ def suggest(drafts: Sequence[tuple[Draft, str]], found: Sequence[Sentence], k: i
         mine = [s for s in found if s.file in files]
         own, problems = draft_bibliography(draft, syntax, list(bibs))
         warnings += problems
-        _suggest_draft(mine, own, list(corpus), syntax, k, encoder)
+        DraftRanker(mine, own, corpus, encoder).fill(mine, k, syntax)
     return warnings
 
 
-def draft_bibliography(draft: Draft, syntax: str, bibs: list[Path]) -> tuple[list[Candidate], list[str]]:
+def draft_bibliography(draft: Draft, syntax: str, bibs: list[Path],
+                       sources: Mapping[str, bytes] | None = None) -> tuple[list[Candidate], list[str]]:
     """The candidates of ``draft``'s own bibliography: what a LaTeX draft or a Markdown draft's
-    front matter names, else ``bibs``; and warnings."""
+    front matter names, else ``bibs``; and warnings. ``sources``: the draft's files by path relative
+    to its main file's folder, as an editor holds them (default: read from disk)."""
     stdin = draft.name == "-"
     if syntax == "tex" and not stdin:
-        return draft_candidates(Path(draft.name))
+        return draft_candidates(Path(draft.name), sources)
     named, problems = [], []
     if syntax == "md" and not stdin:
         path = Path(draft.name)
-        named, problems = front_matter_bibs(path.read_text(encoding="utf-8", errors="replace"), path.parent)
+        text = decode(sources[path.name]) if sources and path.name in sources else \
+            path.read_text(encoding="utf-8", errors="replace")
+        named, problems = front_matter_bibs(text, path.parent)
     named = named or bibs
     if not named:
         return [], [f"{draft.name}: {problem}" for problem in problems]
@@ -85,45 +77,71 @@ def draft_bibliography(draft: Draft, syntax: str, bibs: list[Path]) -> tuple[lis
     return candidates, [f"{draft.name}: {problem}" for problem in problems] + warnings
 
 
-def _suggest_draft(found: list[Sentence], own: list[Candidate], corpus: list[Candidate], syntax: str, k: int,
-                   encoder: Encoder) -> None:
-    by_key = {c.key.lower(): i for i, c in enumerate(own)}
-    for sentence in found:  # the draft's citing sentences are its entries' contexts
-        for key in sentence.cite_keys:
-            if key.lower() in by_key:
-                own[by_key[key.lower()]].contexts.append(sentence.text)
-    flagged = [s for s in found if s.status == FLAGGED]
-    cited = [s for s in found if s.status == CITED and any(key.lower() in by_key for key in s.cite_keys)]
-    candidates = own + corpus
-    if not candidates or not (flagged or cited):
-        return
-    ranker = Ranker(candidates, encoder)
-    fused = fuse(ranker.signals([s.text for s in flagged + cited]))
-    for sentence, scores in zip(flagged, fused, strict=False):
-        sentence.suggestions = [_suggested(sentence, candidates[i], float(scores[i]), i < len(own), syntax)
-                                for i in order(scores)[:k]]
-    for sentence, scores in zip(cited, fused[len(flagged):], strict=True):
-        ranking = list(order(scores[:len(own)]))
-        sentence.cited_ranks = [CitedRank(key, ranking.index(by_key[key.lower()]) + 1, len(own))
-                                for key in dict.fromkeys(sentence.cite_keys) if key.lower() in by_key]
+class DraftRanker:
+    """Ranks a draft's own bibliography (``own``), then ``corpus``' papers, for its sentences; the
+    sentences of ``found`` that cite an entry are that entry's contexts (copies of ``own`` carry
+    them, so the candidates given are never changed)."""
+
+    def __init__(self, found: Sequence[Sentence], own: Sequence[Candidate], corpus: Sequence[Candidate] = (),
+                 encoder: Encoder | None = None):
+        self.by_key = {c.key.lower(): i for i, c in enumerate(own)}
+        contexts: list[list[str]] = [[] for _ in own]
+        for sentence in found:
+            for key in sentence.cite_keys:
+                if key.lower() in self.by_key:
+                    contexts[self.by_key[key.lower()]].append(sentence.text)
+        self.own = [replace(c, contexts=[*c.contexts, *more]) for c, more in zip(own, contexts, strict=True)]
+        self.candidates = self.own + list(corpus)
+        self.ranker = Ranker(self.candidates, encoder) if self.candidates else None
+
+    def cites_own(self, sentence: Sentence) -> bool:
+        return any(key.lower() in self.by_key for key in sentence.cite_keys)
+
+    def fill(self, found: Sequence[Sentence], k: int, syntax: str, lines: Lines | None = None) -> None:
+        """The top ``k`` suggestions of each flag of ``found`` (with where to insert them: ``lines``
+        gives a file's lines, default from disk), the rank of each own key a cited sentence cites."""
+        flagged = [s for s in found if s.status == FLAGGED]
+        cited = [s for s in found if s.status == CITED and self.cites_own(s)]
+        if self.ranker is None or not (flagged or cited):
+            return
+        fused, lines = self.fused([s.text for s in flagged + cited]), lines or _lines
+        for sentence, scores in zip(flagged, fused, strict=False):
+            sentence.suggestions = [self._suggested(sentence, int(i), float(scores[i]), syntax, lines)
+                                    for i in order(scores)[:k]]
+        for sentence, scores in zip(cited, fused[len(flagged):], strict=True):
+            ranking, of = list(order(scores[:len(self.own)])), len(self.own)
+            keys = [key for key in dict.fromkeys(sentence.cite_keys) if key.lower() in self.by_key]
+            sentence.cited_ranks = [CitedRank(key, ranking.index(self.by_key[key.lower()]) + 1, of)
+                                    for key in keys]
+
+    def own_order(self, text: str) -> list[Candidate]:
+        """The draft's own entries, best first for a sentence ``text``."""
+        if self.ranker is None or not self.own:
+            return []
+        [scores] = self.fused([text])
+        return [self.own[i] for i in order(scores[:len(self.own)])]
+
+    def fused(self, texts: Sequence[str]) -> np.ndarray:
+        return fuse(self.ranker.signals(texts))
+
+    def _suggested(self, sentence: Sentence, index: int, score: float, syntax: str,
+                   lines: Lines) -> Suggested:
+        candidate, own = self.candidates[index], index < len(self.own)
+        insertion = None
+        if own and syntax in CITE_TEXT:
+            line, column = insertion_point(sentence, lines)
+            insertion = Insertion(line, column, CITE_TEXT[syntax].format(key=candidate.key))
+        return Suggested(candidate.key, candidate.title, round(score, 4), BIBLIOGRAPHY if own else CORPUS,
+                         insertion)
 
 
-def _suggested(sentence: Sentence, candidate: Candidate, score: float, own: bool, syntax: str) -> Suggested:
-    insertion = None
-    if own and syntax in CITE_TEXT:
-        line, column = insertion_point(sentence)
-        insertion = Insertion(line, column, CITE_TEXT[syntax].format(key=candidate.key))
-    source = BIBLIOGRAPHY if own else CORPUS
-    return Suggested(candidate.key, candidate.title, round(score, 4), source, insertion)
-
-
-def insertion_point(sentence: Sentence) -> tuple[int, int]:
+def insertion_point(sentence: Sentence, lines: Lines | None = None) -> tuple[int, int]:
     """Just before the sentence's final punctuation mark in its file, else just after it."""
     line, column = sentence.end_line, sentence.end_column
-    lines = _lines(sentence.file)
-    if line > len(lines):
+    text_lines = (lines or _lines)(sentence.file)
+    if line > len(text_lines):
         return line, column
-    text = lines[line - 1]
+    text = text_lines[line - 1]
     stop = 2 <= column <= len(text) + 1 and text[column - 2] in _FINAL_PUNCTUATION
     return (line, column - 1) if stop else (line, column)
 

@@ -19,8 +19,8 @@ import pytest
 import yaml
 
 from citeworth import cli
-from citeworth.check.draft import CITED
 from citeworth.core.schema import CITE_WORTHY, NOT_CITE_WORTHY
+from citeworth.drafts import CITED
 from citeworth.models.fitting import fit_model, model_spec
 from citeworth.models.scoring import NoModel, best_model
 from citeworth.models.spec import TfidfSpec

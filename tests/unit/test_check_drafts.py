@@ -16,10 +16,11 @@ import numpy as np
 import pytest
 
 from citeworth.check.baseline import apply_baseline
-from citeworth.check.draft import BASELINED, CITED, FLAGGED, OK, SUPPRESSED, directive_warnings
+from citeworth.check.draft import directive_warnings
 from citeworth.check.markdown import markdown_citations
 from citeworth.check.plain import pattern_citations
 from citeworth.check.run import check_drafts, read_draft, read_drafts
+from citeworth.drafts import BASELINED, CITED, FLAGGED, OK, SUPPRESSED
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "check"
 MAIN = FIXTURES / "paper" / "main.tex"

@@ -1,0 +1,233 @@
+"""The server's work: checking drafts and ranking their bibliographies, with what stays loaded.
+
+Loaded once per server: the model, the sentence splitter (spaCy) and the suggestions' encoder
+(its own process, with its vectors in memory and in the user's vector cache, so a bibliography
+is embedded once). Kept per draft between checks: the sentence bounds of each paragraph and the
+scores of each paragraph, so that after an edit only the paragraphs whose text changed are split
+and scored. The draft itself is read whole on every check, through the check's own readers: the
+meaning of a LaTeX paragraph hangs on the macros and environments around it, so the one parser
+reads the project again (about 0.1 s for 300 sentences, benchmarks/results/lsp.json).
+
+Everything here runs on the server's one worker thread (``server.py`` keeps the protocol on its
+event loop); the readers, the rules, the scoring and the ranker are ``citeworth check``'s own.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import sys
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from citeworth.check.draft import directive_warnings, sentences
+from citeworth.check.latex import IGNORE_COMMENT as TEX_IGNORE
+from citeworth.check.markdown import IGNORE_COMMENT as MD_IGNORE
+from citeworth.check.options import CheckOptions
+from citeworth.check.run import READ_ERRORS, check_drafts, check_model, read_draft, read_problem
+from citeworth.core import collector
+from citeworth.drafts import Draft, Insertion, Sentence, Suggested
+from citeworth.lsp.projects import disk_files, draft_sources
+from citeworth.lsp.settings import TORCH_THREADS
+from citeworth.sources.latex.project import decode
+from citeworth.suggest.candidates import Candidate
+from citeworth.suggest.draft import DraftRanker, draft_bibliography
+
+
+class RememberingSplitter:
+    """A sentence splitter that splits each distinct paragraph text once, keeping only the texts
+    of the last call: after an edit, only the changed paragraphs are split again."""
+
+    def __init__(self, splitter):
+        self.splitter = splitter
+        self.known: dict[str, list] = {}
+
+    def split(self, texts: Iterable[str]) -> Iterator[list]:
+        texts = list(texts)
+        todo = list(dict.fromkeys(t for t in texts if t not in self.known))
+        self.known.update(zip(todo, self.splitter.split(todo), strict=True))
+        self.known = {text: self.known[text] for text in texts}
+        return iter([self.known[text] for text in texts])
+
+
+@dataclass(eq=False)  # one object per draft: compared by identity
+class Project:
+    """A draft the server checks: a LaTeX main file with what it includes, or a Markdown file."""
+
+    main: Path
+    syntax: str  # tex or md
+    disk: dict[str, bytes] | None = None  # its files on disk, read again after saves and file events
+    splitter: RememberingSplitter | None = None
+    scores: dict = field(default_factory=dict)  # paragraph texts -> scores, of the last check
+    scored_by: int = -1  # the Checker.models count when ``scores`` were made (a new model: none hold)
+
+
+@dataclass
+class Checked:
+    """One check of a project: its sentences and the texts they were found in."""
+
+    project: Project
+    options: CheckOptions
+    sentences: list[Sentence] = field(default_factory=list)
+    texts: dict[str, str] = field(default_factory=dict)  # file -> its text as checked
+    versions: dict[str, int | None] = field(default_factory=dict)  # file -> the buffer version checked
+    sources: dict[str, bytes] = field(default_factory=dict)  # the draft's files, relative to its folder
+    draft: Draft | None = None
+    problem: str | None = None  # why it could not be read
+    warnings: list[str] = field(default_factory=list)
+    ranker: DraftRanker | None = None  # built when first asked for
+    bibliography_warnings: list[str] = field(default_factory=list)
+    _lines: dict[str, list[str]] = field(default_factory=dict)  # file -> its lines, split once
+
+    @property
+    def files(self) -> list[str]:
+        return list(self.texts)
+
+    def lines(self, file: str) -> list[str]:
+        if file not in self._lines:
+            self._lines[file] = self.texts.get(file, "").splitlines()
+        return self._lines[file]
+
+    def at(self, file: str, line: int, column: int) -> Sentence | None:
+        """The sentence of ``file`` that contains the 1-based ``line``:``column`` (its end included)."""
+        position = (line, column)
+        return next((s for s in self.sentences if s.file == file
+                     and (s.line, s.column) <= position <= (s.end_line, s.end_column)), None)
+
+    def before(self, file: str, line: int, column: int) -> Sentence | None:
+        """The sentence of ``file`` that contains ``line``:``column``, else the last one before it."""
+        position = (line, column)
+        found = [s for s in self.sentences if s.file == file and (s.line, s.column) <= position]
+        return self.at(file, line, column) or (found[-1] if found else None)
+
+
+@dataclass(frozen=True)
+class Buffer:
+    text: str
+    version: int | None
+
+
+class Checker:
+    def __init__(self, encoder, splitter_factory=None):
+        self.encoder = encoder
+        self._splitter_factory = splitter_factory
+        self._splitter = None
+        self.model = None
+        self.model_dir: Path | None = None
+        self.models = 0  # how many models were loaded (scores of an earlier one are not reused)
+
+    def load_model(self, options: CheckOptions, root: Path) -> str | None:
+        """Load the model ``options`` name (else the best of the project at ``root``); the
+        message saying why not, if it cannot be loaded."""
+        self.models += 1
+        try:
+            self.model_dir, self.model = check_model(options.model, root)
+        except (FileNotFoundError, ValueError) as exc:
+            self.model_dir, self.model = None, None
+            return str(exc)
+        if "torch" in sys.modules:  # a torch model: see TORCH_THREADS
+            sys.modules["torch"].set_num_threads(TORCH_THREADS)
+        return None
+
+    def check(self, project: Project, buffers: Mapping[Path, Buffer], options: CheckOptions) -> Checked:
+        """Read ``project`` (its open ``buffers`` over its files on disk), score its sentences."""
+        checked = Checked(project, options)
+        if project.disk is None:
+            project.disk = disk_files(project.main, project.syntax)
+        texts = {path: buffer.text for path, buffer in buffers.items()}
+        checked.sources = draft_sources(project.main, project.syntax, project.disk, texts)
+        if project.main.name not in checked.sources:
+            checked.problem = f"{project.main}: no such file (the main file of this draft)"
+            return checked
+        if project.splitter is None:
+            project.splitter = RememberingSplitter(self.splitter())
+        if project.scored_by != self.models:
+            project.scores.clear()
+            project.scored_by = self.models
+        with collector.streaming():  # the loaded model and spaCy are not walked by every collection
+            try:
+                draft = read_draft(str(project.main), project.syntax, checked.sources)
+            except READ_ERRORS as exc:
+                checked.problem = read_problem(str(project.main), exc)
+                return checked
+            checked.sentences = check_drafts([draft], self.model, options.threshold,
+                                             splitter=project.splitter, known=project.scores)
+        checked.draft, checked.warnings = draft, draft.warnings + directive_warnings(draft)
+        for file in draft.files or [draft.name]:
+            buffer = buffers.get(Path(file))
+            relative = Path(file).relative_to(project.main.parent).as_posix()
+            checked.texts[file] = buffer.text if buffer else decode(checked.sources.get(relative, b""))
+            checked.versions[file] = buffer.version if buffer else None
+        self._encoder_loading()
+        return checked
+
+    def _encoder_loading(self) -> None:
+        """Start loading the suggestions' encoder (its own process), once: after the first check,
+        so that on a small machine it does not slow the first diagnostics down."""
+        if self.encoder is not None:
+            self.encoder.load_in_background()
+
+    def splitter(self):
+        if self._splitter is None:
+            from citeworth.text.sentences import SentenceSplitter
+
+            self._splitter = (self._splitter_factory or SentenceSplitter)()
+        return self._splitter
+
+    def ranker(self, checked: Checked) -> DraftRanker:
+        """The ranker of ``checked``'s own bibliography (built once per check)."""
+        if checked.ranker is None:
+            self._encoder_loading()
+            own, checked.bibliography_warnings = draft_bibliography(
+                checked.draft, checked.project.syntax, list(checked.options.bibs), checked.sources)
+            checked.ranker = DraftRanker(checked.sentences, own, (), self.encoder)
+        return checked.ranker
+
+    def suggestions(self, checked: Checked, sentence: Sentence) -> list[Suggested]:
+        """The top k entries for a flagged ``sentence``, each with where its citation goes."""
+        copy = dataclasses.replace(sentence, suggestions=[], cited_ranks=[])
+        self.ranker(checked).fill([copy], checked.options.top_k, checked.project.syntax, checked.lines)
+        return copy.suggestions
+
+    def ranking(self, checked: Checked, text: str) -> list[Candidate]:
+        """The draft's own entries, best first for the sentence ``text``."""
+        return self.ranker(checked).own_order(text)
+
+    def ignore_insertion(self, checked: Checked, sentence: Sentence) -> Insertion | None:
+        """Where a directive silencing ``sentence`` goes: LaTeX, a comment line just before it;
+        Markdown, an HTML comment before it in its paragraph, else at the end of the line before,
+        else on a line of its own, the first place the Markdown reader then reads as silencing
+        exactly this sentence (a comment opening a line can start an HTML block instead)."""
+        if checked.project.syntax == "tex":
+            return Insertion(sentence.line, sentence.column, TEX_IGNORE + "\n")
+        lines = checked.lines(sentence.file)
+        places = [Insertion(sentence.line, sentence.column, MD_IGNORE + " ")]
+        if sentence.line > 1:
+            places.append(Insertion(sentence.line - 1, len(lines[sentence.line - 2]) + 1, " " + MD_IGNORE))
+        places.append(Insertion(sentence.line, 1, MD_IGNORE + "\n\n"))
+        return next((place for place in places if self._silences(checked, sentence, place)), None)
+
+    def _silences(self, checked: Checked, sentence: Sentence, place: Insertion) -> bool:
+        """Whether the draft with ``place`` inserted has the same sentences, ``sentence`` now
+        suppressed and no other newly so."""
+        main = checked.project.main
+        text = insert(checked.texts[sentence.file], place)
+        try:
+            draft = read_draft(str(main), "md", {main.name: text.encode()})
+        except READ_ERRORS:
+            return False
+        after = [s for paragraph in sentences([draft], checked.project.splitter or self.splitter())
+                 for s in paragraph]
+        before = checked.sentences
+        if [s.text for s in after] != [s.text for s in before]:
+            return False
+        pairs = zip(after, before, strict=True)
+        return all(new.suppressed == (old.suppressed or old is sentence) for new, old in pairs)
+
+
+def insert(text: str, place: Insertion) -> str:
+    """``text`` with ``place.text`` inserted at its 1-based line and column (code points)."""
+    lines = text.split("\n")
+    line = lines[place.line - 1]
+    lines[place.line - 1] = line[:place.column - 1] + place.text + line[place.column - 1:]
+    return "\n".join(lines)
