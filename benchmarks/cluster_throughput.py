@@ -122,13 +122,12 @@ def _overhead(cluster: native.Cluster, run_id: str, curation: list[dict], span: 
     the median of each phase; a task's overhead is its duration less the stage's own work; the
     per-task cost on a host (the span times the hosts over the tasks) also counts the gaps between
     one task's end and the next one's start (Airflow's dispatch and the task process's start)."""
-    s3 = cluster.s3()
+    prefix = f"airflow/dag_id=citeworth_dataset/run_id={run_id}/"
     phases = []
     for task in curation:
-        key = (f"airflow/dag_id=citeworth_dataset/run_id={run_id}/task_id={task['task_id']}/"
-               f"map_index={task['map_index']}/attempt={task['try_number']}.log")
-        text = s3.get_object(Bucket="citeworth-logs", Key=key)["Body"].read().decode(errors="replace")
-        if (found := parse_phases(text)) is None:
+        key = (f"{prefix}task_id={task['task_id']}/map_index={task['map_index']}/"
+               f"attempt={task['try_number']}.log")
+        if (found := parse_phases(_task_log(cluster, key))) is None:
             sys.exit(f"no phase line in the log {key}")
         phases.append({**found, "duration": task["duration"]})
     work = [entry["stage work"] for entry in phases]
@@ -139,6 +138,21 @@ def _overhead(cluster: native.Cluster, run_id: str, curation: list[dict], span: 
                                                                     for e in phases), 2),
             "per_task_cost_on_a_host_seconds": round(span * hosts / len(curation), 2),
             "mean_work_seconds": round(statistics.mean(work), 2)}
+
+
+def _task_log(cluster: native.Cluster, key: str, timeout_s: float = 120) -> str:
+    """A task's log in the logs bucket: its worker uploads it once the task has ended."""
+    s3 = cluster.s3()
+    deadline = time.time() + timeout_s
+    while True:
+        try:
+            return s3.get_object(Bucket="citeworth-logs", Key=key)["Body"].read().decode(errors="replace")
+        except s3.exceptions.NoSuchKey:
+            if time.time() > deadline:
+                listed = s3.list_objects_v2(Bucket="citeworth-logs", Prefix=key.rsplit("/task_id=", 1)[0])
+                keys = [item["Key"] for item in listed.get("Contents", [])]
+                sys.exit(f"no task log {key}; the run's logs: {keys[:20]}")
+            time.sleep(2)
 
 
 def _finished_curation(api: Api, run: str) -> list[dict]:
