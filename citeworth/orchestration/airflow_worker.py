@@ -12,11 +12,18 @@ exactly as the scheduler does. Nothing a stage, a task body or the results page 
 
 from __future__ import annotations
 
+import importlib
 import os
 import sys
 import time
 
+from citeworth.orchestration.workspace import STAGE_FORK_ENV
+
 JWT_REFUSAL = "this host's jwt_secret differs from the API server's"
+# What the stages import that costs seconds: sentence splitting (spaCy, which imports torch), the
+# models (transformers), moving outputs (DVC's S3 remote). Import only, nothing run: a fork of a
+# process in which torch has computed can deadlock, one in which it was only imported cannot.
+PRELOADED = ("spacy", "transformers", "sklearn", "dvc.repo", "dvc_s3", "s3fs")
 
 
 class WorkerRefused(RuntimeError):
@@ -57,7 +64,11 @@ def check_jwt_secret(execution_api_url: str, timeout_s: float = 120) -> None:
 
 
 def run_worker(celery_args: list[str]) -> int:
-    """``airflow celery worker CELERY_ARGS`` in this process, once the jwt_secret check passed."""
+    """``airflow celery worker CELERY_ARGS`` in this process, once the jwt_secret check passed, with
+    the stages' heavy libraries imported first: Airflow forks every task process from this one, so
+    they start with them, and so does the stage child each task forks (``$CITEWORTH_STAGE_FORK``,
+    ``citeworth.orchestration.workspace``) instead of starting a new interpreter that imports them
+    again (about 3 s a task on this project's 2-core machine, most of a demo shard task's work)."""
     from airflow.configuration import conf
 
     try:
@@ -65,4 +76,11 @@ def run_worker(celery_args: list[str]) -> int:
     except WorkerRefused as exc:
         print(f"citeworth cluster worker: refused: {exc}", file=sys.stderr)
         return 3
-    os.execv(sys.executable, [sys.executable, "-m", "airflow", "celery", "worker", *celery_args])
+    for library in PRELOADED:
+        importlib.import_module(library)
+    os.environ[STAGE_FORK_ENV] = "1"
+    from airflow.__main__ import main as airflow
+
+    sys.argv = ["airflow", "celery", "worker", *celery_args]
+    airflow()
+    return 0

@@ -6,8 +6,15 @@ names the root explicitly instead of changing its own working directory (``os.ch
 process-wide: it would move every other thread of an Airflow worker, and a test runner, with it):
 each call below that runs stage code runs it in a child process started in the root
 (``python -m citeworth.orchestration.workspace``). The child runs the same functions the CLI runs,
-from the same folder, so all three doors write byte-identical outputs. Reading params needs no
-child: the root's ``params.yaml`` is named explicitly.
+from the same folder, with the root's own code (a run's workspace holds the commit it started from),
+so all three doors write byte-identical outputs. Reading params needs no child: the root's
+``params.yaml`` is named explicitly.
+
+Where ``$CITEWORTH_STAGE_FORK`` is ``1`` (set by a cluster worker that imported the heavy libraries
+before Airflow forked its task processes: ``citeworth.orchestration.airflow_worker``) the child is a
+fork of this process instead of a new interpreter: it drops the citeworth modules this process
+holds and imports the root's, as ``python -m`` in the root would, but keeps spaCy, torch, DVC and the
+rest already imported, which is most of a new interpreter's start.
 
 Airflow tasks, the Airflow UI plugin and scripts call these; there is no Airflow import here.
 """
@@ -17,10 +24,12 @@ from __future__ import annotations
 import json
 import logging
 import os
+import signal
 import subprocess
 import sys
 import tempfile
 import time
+import traceback
 from pathlib import Path
 from typing import Any
 
@@ -36,6 +45,7 @@ from citeworth.stages import stage_params as stage_params_here
 log = logging.getLogger(__name__)
 
 PROJECT_ENV = "CITEWORTH_PROJECT_DIR"
+STAGE_FORK_ENV = "CITEWORTH_STAGE_FORK"
 PARAMS_FILE = "params.yaml"
 # Results shown in the UI, each the output path its stage's contract names.
 RESULT_FILES = {
@@ -159,12 +169,14 @@ def _call(root: Path, name: str, *args: Any, phases: Phases | None = None) -> An
     ``phases``, the child's start (interpreter, imports) and its work are timed apart."""
     with tempfile.TemporaryDirectory(prefix="citeworth-call-") as scratch:
         answer = Path(scratch) / "answer.json"
-        command = [sys.executable, "-m", __name__, name, json.dumps(args), str(answer), str(os.getpid())]
+        argv = [name, json.dumps(args), str(answer), str(os.getpid())]
         start = time.perf_counter()
-        done = subprocess.run(command, cwd=root)  # its log goes to ours (stderr)
+        if os.environ.get(STAGE_FORK_ENV) == "1":
+            returncode = _forked(root, argv)
+        else:  # its log goes to ours (stderr)
+            returncode = subprocess.run([sys.executable, "-m", __name__, *argv], cwd=root).returncode
         if not answer.is_file():
-            raise StageFailed(f"{name}{tuple(args)} in {root} ended (exit {done.returncode}) "
-                              "without a result")
+            raise StageFailed(f"{name}{tuple(args)} in {root} ended (exit {returncode}) without a result")
         reply = json.loads(answer.read_text())
     if phases is not None:
         phases.add("stage process", time.perf_counter() - start - reply["seconds"])
@@ -172,6 +184,32 @@ def _call(root: Path, name: str, *args: Any, phases: Phases | None = None) -> An
     if "error" in reply:
         raise _ERRORS.get(reply["error"]["type"], StageFailed)(reply["error"]["message"])
     return reply["result"]
+
+
+def _forked(root: Path, argv: list[str]) -> int:
+    """``main(argv)`` in a fork of this process, in ``root`` with ``root``'s citeworth; its exit code."""
+    for stream in (sys.stdout, sys.stderr):
+        stream.flush()
+    pid = os.fork()
+    if pid:
+        return os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1])
+    code = 1
+    try:
+        for signum in (signal.SIGTERM, signal.SIGINT):  # a plain process's, not the Airflow task's
+            signal.signal(signum, signal.SIG_DFL)
+        for module in [name for name in sys.modules if name == "citeworth" or name.startswith("citeworth.")]:
+            del sys.modules[module]
+        sys.path.insert(0, str(root))
+        os.chdir(root)
+        from citeworth.orchestration import workspace  # the root's, as `python -m` in the root finds it
+
+        code = workspace.main(argv)
+    except BaseException:
+        traceback.print_exc()
+    finally:
+        for stream in (sys.stdout, sys.stderr):
+            stream.flush()
+        os._exit(code)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -105,6 +105,30 @@ def test_a_stage_error_crosses_the_process_boundary_with_its_message(project):
         workspace.run_stage(project, "assemble", {"sampel": 3})
 
 
+@pytest.mark.parametrize("fork", ["1", ""])
+def test_the_stage_child_runs_the_root_s_own_code_in_the_root_forked_or_new(tmp_path, monkeypatch, fork):
+    """A run's workspace holds the commit the run started from: its stage code, not this process's,
+    is what the child runs, whether a new interpreter (the default) or a fork of this process (a
+    cluster worker's, $CITEWORTH_STAGE_FORK=1) that keeps the libraries it imported; errors cross alike."""
+    import citeworth
+
+    root = tmp_path / "workspace"
+    shutil.copytree(Path(citeworth.__file__).parent, root / "citeworth",
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    child = root / "citeworth" / "orchestration" / "workspace.py"
+    source = child.read_text()
+    marked = source.replace("def _plan_cells() -> list[list[str]]:\n",
+                            "def _plan_cells() -> list[list[str]]:\n    return [[os.getcwd(), __file__]]\n")
+    assert marked != source
+    child.write_text(marked)
+    (root / "params.yaml").write_text("assemble: {}\n")
+    monkeypatch.setenv(workspace.STAGE_FORK_ENV, fork)
+    assert workspace.plan_cells(root) == [[str(root), str(child)]]
+    assert Path.cwd() != root and Path(workspace.__file__) != child  # this process kept its own
+    with pytest.raises(ParamsError, match="unknown key"):
+        workspace.run_stage(root, "assemble", {"sampel": 3})
+
+
 def test_resolve_release_prefers_the_request_then_the_release_of_the_run_s_date(project):
     assert workspace.resolve_release(project, "demo", "2099-01-01") == "2099-01-01"
     # the demo calendar: demo-v1 published 2024-01-01, demo-v2 2024-02-01
