@@ -46,8 +46,9 @@ from citeworth.core.paper import Paper
 from citeworth.core.params import Params, to_dict
 from citeworth.core.processes import worker_pool
 from citeworth.curate.config import CURATION_ERROR, CurationConfig
-from citeworth.curate.shard_store import ShardOutputs, configured_store, reuse
+from citeworth.curate.shard_store import ShardOutputs, reuse
 from citeworth.curate.stats import summarize
+from citeworth.curate.store_settings import configured_store
 from citeworth.sources import BadRecord, InputSpec, Shard, input_shards, read_shard
 from citeworth.sources.base import RAW_CHARS
 

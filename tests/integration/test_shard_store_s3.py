@@ -18,7 +18,8 @@ from jats_shards import release_shards, tree
 
 from citeworth.curate import s3_shard_store, stage
 from citeworth.curate.s3_shard_store import S3ShardStore
-from citeworth.curate.shard_store import LIMIT_ENV, STORE_ENV, ShardOutputs
+from citeworth.curate.shard_store import ShardOutputs
+from citeworth.curate.store_settings import LIMIT_ENV, STORE_ENV
 
 BUCKET = "shards"
 
