@@ -25,8 +25,9 @@ BUCKET = "shards"
 
 
 @pytest.fixture
-def s3(moto, monkeypatch):
-    """A fresh bucket; the store's client finds the server the way production does, from the environment."""
+def s3(moto, monkeypatch, one_worker):
+    """A fresh bucket; the store's client finds the server the way production does, from the environment.
+    Shards are curated in this process (one_worker): the tests read the store's log."""
     monkeypatch.setenv("AWS_ENDPOINT_URL", moto["endpoint"])
     client = boto3.client("s3", region_name="us-east-1")
     if BUCKET not in [bucket["Name"] for bucket in client.list_buckets()["Buckets"]]:
