@@ -145,7 +145,7 @@ def measure_curate(inputs: list[dict], workers: int, out_dir: Path) -> dict:
     from citeworth.curate.stage import CurateParams, _curator, curate
 
     shutil.rmtree(out_dir, ignore_errors=True)
-    params = build(CurateParams, {"inputs": inputs, "out_dir": str(out_dir), "workers": workers})
+    params = build(CurateParams, {"inputs": inputs, "out_dir": str(out_dir)})  # workers: run_child's variable
     if workers == 1:
         _curator(params.rules).splitter  # noqa: B018  (load spaCy outside the timing, as the baseline does)
     start = _clocks()
@@ -225,7 +225,7 @@ def measure_profile(inputs: list[dict], out_dir: Path) -> dict:
     from citeworth.curate.stage import CurateParams, _curator, curate
 
     shutil.rmtree(out_dir, ignore_errors=True)
-    params = build(CurateParams, {"inputs": inputs, "out_dir": str(out_dir), "workers": 1})
+    params = build(CurateParams, {"inputs": inputs, "out_dir": str(out_dir)})  # run_child's one worker
     _curator(params.rules).splitter  # noqa: B018
     profile = cProfile.Profile()
     profile.runcall(curate, params)
@@ -358,7 +358,8 @@ def run_child(kind: str, inputs: list[dict], workers: int = 1) -> dict:
     out_dir = WORK / f"interim_{kind}_{workers}"
     command = [sys.executable, __file__, "--child", kind, "--inputs", json.dumps(inputs),
                "--workers", str(workers), "--out", str(out_dir)]
-    env = {**os.environ, "CITEWORTH_SHARD_STORE": "off"}  # curate every time: no shard reused from a store
+    # curate every time: no shard reused from a store; curate's processes (core.knobs)
+    env = {**os.environ, "CITEWORTH_SHARD_STORE": "off", "CITEWORTH_WORKERS": str(workers)}
     result = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, check=False, env=env)
     if result.returncode:
         sys.exit(f"{kind} (workers={workers}) failed:\n{result.stderr[-3000:]}")

@@ -85,7 +85,7 @@ def build(release: str, out: Path) -> dict:
     curate_params = build_params(CurateParams, {
         "inputs": [{"reader": "unarxive", "glob": f"releases/{release}/unarXive/*.jsonl",
                     "release": release}],
-        "out_dir": str(out / "interim"), "workers": 1})
+        "out_dir": str(out / "interim")})
     assemble_params = build_params(AssembleParams, {
         "in_dir": str(out / "interim"), "out_dir": str(out / "data"),
         "stats_path": str(out / "reports" / "dataset_stats.json"),
@@ -104,7 +104,7 @@ def run_build(name: str, release: str, store: Path) -> dict:
     out = Path("builds") / name
     shutil.rmtree(WORK / out, ignore_errors=True)
     command = [sys.executable, __file__, "--child", release, "--out", str(out)]
-    env = {**os.environ, "CITEWORTH_SHARD_STORE": str(store)}
+    env = {**os.environ, "CITEWORTH_SHARD_STORE": str(store), "CITEWORTH_WORKERS": "1"}  # one worker process
     result = subprocess.run(command, cwd=WORK, env=env, capture_output=True, text=True, check=False)
     if result.returncode:
         sys.exit(f"build {name} failed:\n{result.stderr[-3000:]}")

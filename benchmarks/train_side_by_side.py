@@ -11,7 +11,7 @@ earlier result is reused:
 
 - one after another: ``citeworth run train -S 'models=[NAME]'`` per model, each in a process of its
   own, the next when the last one ended (what ``dvc repro`` runs for the matrix cells);
-- side by side: ``citeworth run train -S 'models=[A,B,...]' -S workers=N``: each model in a fresh
+- side by side: ``citeworth run train -S 'models=[A,B,...]' --workers N``: each model in a fresh
   process, N at a time.
 
 Rounds alternate the order (one after another first, then side by side first, ...) so a change in
@@ -46,7 +46,7 @@ def train(out: Path, models: list[str], workers: int | None) -> None:
     command = [sys.executable, "-m", "citeworth.cli", "run", "train", "--params", str(ROOT / "params.yaml"),
                "-S", f"data_dir={ROOT / 'data' / 'citeworth'}", "-S", f"models=[{', '.join(models)}]"]
     if workers:
-        command += ["-S", f"workers={workers}"]
+        command += ["--workers", str(workers)]
     subprocess.run(command, cwd=out, check=True, stdout=subprocess.DEVNULL)
 
 

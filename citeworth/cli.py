@@ -5,9 +5,11 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import os
 import sys
 from pathlib import Path
 
+from citeworth.core import knobs
 from citeworth.core.errors import InputError, StageFailed
 from citeworth.core.params import ParamsError, parse_assignments
 from citeworth.core.processes import LOG_FORMAT
@@ -46,9 +48,10 @@ def _parser(stage_help: str = "") -> argparse.ArgumentParser:
         "run",
         help="run one pipeline stage with its params.yaml section",
         description="Run one stage. Parameters come from the stage's section of params.yaml; "
-        "-S key=value overrides one; the value is YAML (-S workers=2 -S 'models=[tfidf_lr]') and a "
+        "-S key=value overrides one; the value is YAML (-S seeds=[1,2] -S 'models=[tfidf_lr]') and a "
         "key path sets one nested key, its siblings kept (-S rules.min_sentences=2), as dvc exp run "
-        "-S and the Airflow form's overrides do. `citeworth run STAGE --help` lists the stage's parameters.",
+        "-S and the Airflow form's overrides do. `citeworth run STAGE --help` lists the stage's parameters. "
+        "--workers is no parameter: how many processes run changes no output.",
         epilog=stage_help,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
@@ -57,11 +60,21 @@ def _parser(stage_help: str = "") -> argparse.ArgumentParser:
                      help="params file (default: %(default)s)")
     run.add_argument("-S", "--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
                      help="override a parameter of the stage's section (repeatable)")
-    run.add_argument("--workers", type=int, help="shorthand for -S workers=N (parallel processes)")
+    run.add_argument("--workers", type=_worker_count, metavar="N",
+                     help="how much of the stage's work runs at once (download: files, pdf2tei: PDFs, "
+                     "curate: shard processes, train: model processes), for this run; default: "
+                     f"${knobs.WORKERS_ENV}, else the stage's own")
     for name, (_, help_text) in TOOLS.items():
         tool = sub.add_parser(name, help=help_text, add_help=False)
         tool.add_argument("args", nargs=argparse.REMAINDER)
     return parser
+
+
+def _worker_count(text: str) -> int:
+    try:
+        return knobs.worker_count(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def _stage_help(argv: list[str]) -> str:
@@ -92,7 +105,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         overrides = parse_assignments(args.overrides)
         if args.workers is not None:
-            overrides["workers"] = args.workers
+            os.environ[knobs.WORKERS_ENV] = str(args.workers)
         summary = run_stage(args.stage, overrides, args.params)
     except (ParamsError, UnknownStage, InputError) as exc:
         print(f"citeworth: {exc}", file=sys.stderr)

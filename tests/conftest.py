@@ -57,6 +57,13 @@ def own_shard_store(monkeypatch, tmp_path_factory) -> Path:
     return store
 
 
+@pytest.fixture
+def one_worker(monkeypatch) -> None:
+    """The stage's work in this process, one unit after another (``$CITEWORTH_WORKERS``; curate's
+    default is a process per CPU), where a test counts calls or reads the log of that work."""
+    monkeypatch.setenv("CITEWORTH_WORKERS", "1")
+
+
 @pytest.fixture(scope="session")
 def mirror() -> Path:
     """The local mirror of the real public data (CI: ../shared/data, set by the Makefile)."""

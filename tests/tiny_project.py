@@ -1,6 +1,6 @@
 """A tiny committed DVC project for orchestration tests: the real params.yaml and a two-stage
-dvc.yaml (`first` follows curate.workers; `second` reads first's output and writes a metric and
-plots git keeps), built once by `dvc repro` with a local-folder remote."""
+dvc.yaml (`first` follows assemble.per_field, the form's sample size; `second` reads first's output
+and writes a metric and plots git keeps), built once by `dvc repro` with a local-folder remote."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ DVC_YAML = """stages:
   first:
     cmd: {python} step.py first
     deps: [step.py]
-    params: [curate.workers]
+    params: [assemble.per_field]
     outs: [out/first.txt]
   second:
     cmd: {python} step.py second
@@ -30,7 +30,7 @@ DVC_YAML = """stages:
 """
 STEP = """import json, os, sys, yaml
 if sys.argv[1] == "first":
-    open("out/first.txt", "w").write(str(yaml.safe_load(open("params.yaml"))["curate"]["workers"]))
+    open("out/first.txt", "w").write(str(yaml.safe_load(open("params.yaml"))["assemble"]["per_field"]))
 else:
     text = open("out/first.txt").read()
     open("out/second.txt", "w").write(text * 2)

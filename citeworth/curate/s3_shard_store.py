@@ -37,7 +37,6 @@ from citeworth.curate.shard_store import (
     OUTPUTS,
     STALE_SECONDS,
     STATS,
-    STORE_ENV,
     Entry,
     ShardOutputs,
     least_recently_used,
@@ -55,11 +54,9 @@ _paused_until: dict[str, float] = {}  # "<endpoint> <bucket>" -> time.monotonic(
 
 class S3ShardStore:
     def __init__(self, url: str, limit: int):
-        bucket, _, prefix = url.removeprefix("s3://").partition("/")
-        if not bucket:
-            raise ValueError(f"{STORE_ENV}={url!r} names no bucket: give s3://bucket/prefix")
+        bucket, prefix = bucket_and_prefix(url)
         self.bucket, self.limit = bucket, limit
-        self.base = f"{prefix.strip('/')}/" if prefix.strip("/") else ""
+        self.base = f"{prefix}/" if prefix else ""
         config = Config(retries={"mode": "standard"}, connect_timeout=10, read_timeout=60)
         self.client = _session().client("s3", config=config)
         self.endpoint = f"{self.client.meta.endpoint_url} {bucket}"
@@ -184,6 +181,15 @@ class S3ShardStore:
         self.client.delete_object(Bucket=self.bucket, Key=self._key(fingerprint, STATS))
         others = [{"Key": self._key(fingerprint, name)} for name in OUTPUTS if name != STATS]
         self.client.delete_objects(Bucket=self.bucket, Delete={"Objects": others, "Quiet": True})
+
+
+def bucket_and_prefix(url: str) -> tuple[str, str]:
+    """``s3://bucket/some/prefix/`` -> ``("bucket", "some/prefix")``; ValueError naming the URL when
+    it names no bucket."""
+    bucket, _, prefix = url.removeprefix("s3://").partition("/")
+    if not bucket:
+        raise ValueError(f"{url!r} names no bucket: give s3://bucket/prefix")
+    return bucket, prefix.strip("/")
 
 
 @functools.cache

@@ -10,15 +10,10 @@ rewriting exactly those fields, which gives the bytes a fresh curation writes (t
 compare them).
 
 An entry is ``paragraphs.jsonl``, ``papers.jsonl``, ``quarantine.jsonl`` and ``stats.json`` under
-the fingerprint.
-``configured_store`` picks the store from ``$CITEWORTH_SHARD_STORE``:
-
-- unset: a folder where every workspace of a run (``citeworth.orchestration.runs``: git worktrees of
-  one repository) finds it, beside the release claims: ``<git common dir>/citeworth/shards``
-  (outside a git checkout, no store);
-- a path: that folder; ``off``: no store;
-- ``s3://bucket/prefix``: objects ``<prefix>/<fingerprint>/<file>`` (``citeworth.curate.s3_shard_store``),
-  for hosts that share nothing else.
+the fingerprint. This module holds what every store shares and the folder store, ``LocalShardStore``;
+``citeworth.curate.s3_shard_store`` keeps the same entries on S3, and
+``citeworth.curate.store_settings`` picks one of the two (and its limit) from the environment. The
+dependency runs one way: the settings import the stores, the S3 store imports this module.
 
 A folder entry holds hard links to the curated files where the file system allows (no disk while the
 outputs, or DVC's cache of them, hold the same files), copies otherwise. It appears whole (made
@@ -28,19 +23,17 @@ gives the entry's files in a scratch folder removed on exit (hard links, or the 
 and an entry evicted or discarded is moved aside first (S3: its ``stats.json`` deleted first), so a
 reader has the whole entry or none of it, however evictions interleave.
 
-Bounded: ``$CITEWORTH_SHARD_STORE_LIMIT`` (``500MB``, ``20GB``, ``1.5GiB``; default ``20GB``) caps the
-store's size. After each ``add`` the least recently used entries (used: made by ``add`` or returned
-by ``find``) are removed until the store fits; the entry just added never is, even when it alone
-exceeds the limit. An entry's size is its files' sizes, each inode counted once: a file
-hard-linked from the outputs counts in full although evicting it frees no disk while the outputs
-keep it, so the limit means what the store takes on its own, the same for a folder and for S3.
-Temporaries a killed process left (a folder's ``.<fingerprint>.*.tmp``, an S3 entry without
-``stats.json``) are removed once a day old.
+Bounded: a store has a limit in bytes. After each ``add`` the least recently used entries (used:
+made by ``add`` or returned by ``find``) are removed until the store fits; the entry just added
+never is, even when it alone exceeds the limit. An entry's size is its files' sizes, each inode
+counted once: a file hard-linked from the outputs counts in full although evicting it frees no disk
+while the outputs keep it, so the limit means what the store takes on its own, the same for a folder
+and for S3. Temporaries a killed process left (a folder's ``.<fingerprint>.*.tmp``, an S3 entry
+without ``stats.json``) are removed once a day old.
 
-Neither the location nor the limit is a param: where finished work is kept changes no output, so it
-must not invalidate the stage. Deleting the store at any time costs only recomputation, and a store
-that fails (a full disk, S3 unreachable or forbidden) is logged and the shard curated afresh: a
-store only saves time, it never fails a stage (a limit that is not a size does, naming the variable).
+Deleting the store at any time costs only recomputation, and a store that fails (a full disk, S3
+unreachable or forbidden) is logged and the shard curated afresh: a store only saves time, it never
+fails a stage.
 """
 
 from __future__ import annotations
@@ -49,37 +42,22 @@ import contextlib
 import json
 import logging
 import os
-import re
 import shutil
 import tempfile
 import time
 from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, NamedTuple
+from typing import NamedTuple
 
-from citeworth.core.errors import InvalidSetting
 from citeworth.core.io import atomic_write, dumps, write_json
-
-if TYPE_CHECKING:
-    from citeworth.curate.s3_shard_store import S3ShardStore
 
 log = logging.getLogger(__name__)
 
-STORE_ENV = "CITEWORTH_SHARD_STORE"
-LIMIT_ENV = "CITEWORTH_SHARD_STORE_LIMIT"
-# A kept paper's curated output is some 25 kB (the mirrored JATS articles: 174 kB for 7 kept papers),
-# so 20 GB holds the curated shards of ~800,000 kept papers -- a whole release of a large corpus, which
-# the next release mostly reuses -- and is small against a workstation's disk or a bucket's bill; a
-# folder store takes little disk of its own anyway while the outputs it links to exist.
-DEFAULT_LIMIT = "20GB"
 OUTPUTS = ("paragraphs.jsonl", "papers.jsonl", "quarantine.jsonl", "stats.json")
 STATS = OUTPUTS[-1]
 # No find or add holds a temporary longer than copying four files takes: one a day old was left by
 # a killed process.
 STALE_SECONDS = 24 * 3600
-_UNITS = {"": 1, "b": 1, "kb": 10**3, "mb": 10**6, "gb": 10**9, "tb": 10**12,
-          "kib": 2**10, "mib": 2**20, "gib": 2**30, "tib": 2**40}
-_SIZE = re.compile(r"\s*(\d+(?:\.\d*)?)\s*([a-z]*)\s*", re.IGNORECASE)
 
 
 class ShardOutputs:
@@ -107,46 +85,6 @@ class Entry(NamedTuple):
     """when ``add`` made it or ``find`` last returned it (seconds since the epoch)"""
 
 
-def configured_store(start: Path | None = None) -> LocalShardStore | S3ShardStore | None:
-    """The store ``$CITEWORTH_SHARD_STORE`` names (module docstring), bounded by
-    ``$CITEWORTH_SHARD_STORE_LIMIT``; None for ``off`` or, with no variable, outside a git checkout
-    (``start``: the working directory)."""
-    configured = os.environ.get(STORE_ENV)
-    if configured == "off":
-        return None
-    limit = store_limit()
-    if configured and configured.startswith("s3://"):
-        from citeworth.curate.s3_shard_store import S3ShardStore
-
-        return S3ShardStore(configured, limit)
-    if configured:
-        return LocalShardStore(Path(configured), limit)
-    common = git_common_dir(Path(start or Path.cwd()))
-    return LocalShardStore(common / "citeworth" / "shards", limit) if common else None
-
-
-def store_limit() -> int:
-    """``$CITEWORTH_SHARD_STORE_LIMIT`` in bytes (``DEFAULT_LIMIT`` when unset); InvalidSetting
-    naming the variable when it is not a positive size."""
-    text = os.environ.get(LIMIT_ENV) or DEFAULT_LIMIT
-    try:
-        return parse_size(text)
-    except ValueError as exc:
-        raise InvalidSetting(f"{LIMIT_ENV}: {exc}; {STORE_ENV}=off turns the store off") from None
-
-
-def parse_size(text: str) -> int:
-    """``"20GB"``, ``"500 MB"``, ``"1.5GiB"``, ``"4096"`` -> bytes (kB, MB, GB, TB are powers of
-    1000; KiB, MiB, GiB, TiB powers of 1024); ValueError for anything else or less than a byte."""
-    match = _SIZE.fullmatch(text)
-    unit = _UNITS.get(match[2].lower()) if match else None
-    size = round(float(match[1]) * unit) if unit else 0
-    if size < 1:
-        raise ValueError(f"{text!r} is not a size: give a positive number of bytes, optionally with a unit "
-                         "(500MB, 20GB, 1.5GiB)")
-    return size
-
-
 def least_recently_used(entries: Iterable[Entry], limit: int, keep: str) -> list[Entry]:
     """The entries to evict, least recently used first, until the others fit within ``limit``
     bytes; never ``keep`` (the entry just added), even when it alone exceeds the limit."""
@@ -160,21 +98,6 @@ def least_recently_used(entries: Iterable[Entry], limit: int, keep: str) -> list
             evicted.append(entry)
             excess -= entry.size
     return evicted
-
-
-def git_common_dir(start: Path) -> Path | None:
-    """The git directory every worktree of ``start``'s repository shares (read from the files git
-    writes, so no git process per shard); None outside a git checkout."""
-    for folder in (start.resolve(), *start.resolve().parents):
-        dot_git = folder / ".git"
-        if dot_git.is_dir():
-            return dot_git
-        if dot_git.is_file():  # a worktree: "gitdir: <common dir>/worktrees/<name>"
-            own = Path(dot_git.read_text().split("gitdir:", 1)[1].strip())
-            own = own if own.is_absolute() else folder / own
-            common = own / "commondir"
-            return (own / common.read_text().strip()).resolve() if common.is_file() else own
-    return None
 
 
 class LocalShardStore:

@@ -37,7 +37,7 @@ from typing import TYPE_CHECKING
 from pydantic import Field
 from tqdm import tqdm
 
-from citeworth.core import collector, schema
+from citeworth.core import collector, knobs, schema
 from citeworth.core.errors import StageFailed
 from citeworth.core.fingerprint import content_version, current_record, fingerprint
 from citeworth.core.identity import copy_record
@@ -46,8 +46,9 @@ from citeworth.core.paper import Paper
 from citeworth.core.params import Params, to_dict
 from citeworth.core.processes import worker_pool
 from citeworth.curate.config import CURATION_ERROR, CurationConfig
-from citeworth.curate.shard_store import ShardOutputs, configured_store, reuse
+from citeworth.curate.shard_store import ShardOutputs, reuse
 from citeworth.curate.stats import summarize
+from citeworth.curate.store_settings import configured_store
 from citeworth.sources import BadRecord, InputSpec, Shard, input_shards, read_shard
 from citeworth.sources.base import RAW_CHARS
 
@@ -68,8 +69,6 @@ class CurateParams(Params):
     """Which reader reads which downloaded files; each matching file (or shard pair) is one shard."""
     out_dir: Path
     """paragraphs/, stats/ and quarantine/ of every shard."""
-    workers: int = 1
-    """Shards curated at once (processes)."""
     rules: CurationConfig = Field(default_factory=CurationConfig)
     """The curation rules (the paper's and its public code's)."""
 
@@ -123,13 +122,15 @@ def curate_shard(params: CurateParams, shard: str | Shard) -> dict:
 
 
 def curate(params: CurateParams) -> dict:
-    """Curate every shard (``params.workers`` processes) and return the merged funnel counts;
-    StageFailed (after every other shard is done) names the shards that failed."""
+    """Curate every shard and return the merged funnel counts; StageFailed (after every other shard
+    is done) names the shards that failed. ``$CITEWORTH_WORKERS`` processes (``core.knobs``; default:
+    one per CPU this process may use) curate shards side by side."""
     todo = shards(params)
     _prune(Path(params.out_dir), {shard_key(shard) for shard in todo})
+    workers = knobs.workers(default=knobs.available_cpus())
     results: dict[str, dict] = {}
     with tqdm(total=len(todo), desc="curate", unit="shard") as bar:
-        for key, stats in _run_shards(params, todo):
+        for key, stats in _run_shards(params, todo, workers):
             results[key] = stats
             bar.update()
     if failed := [results[key] for key in sorted(results) if "failed" in results[key]]:
@@ -137,12 +138,12 @@ def curate(params: CurateParams) -> dict:
     return summarize([results[key] for key in sorted(results)])
 
 
-def _run_shards(params: CurateParams, todo: list[Shard]) -> Iterator[tuple[str, dict]]:
-    if params.workers <= 1 or len(todo) <= 1:
+def _run_shards(params: CurateParams, todo: list[Shard], workers: int) -> Iterator[tuple[str, dict]]:
+    if workers <= 1 or len(todo) <= 1:
         for shard in todo:
             yield shard_key(shard), _ShardRun(params, shard).run()
         return
-    with worker_pool(min(params.workers, len(todo))) as pool:
+    with worker_pool(min(workers, len(todo))) as pool:
         futures = {pool.submit(_run_shard, params, shard): shard for shard in todo}
         for future in as_completed(futures):
             shard = futures[future]

@@ -72,8 +72,6 @@ class DownloadParams(Params):
     """Files land in <out_dir>/<source>/<release>/ with MANIFEST.json."""
     mirror: str | None = None
     """demo: mirror folder or http(s) URL; CITEWORTH_MIRROR also sets it"""
-    workers: int = 4
-    """Files fetched at once."""
     include: list[str] = Field(default_factory=list)
     """fnmatch patterns on paths; empty: every file"""
     unpack: list[str] = Field(default_factory=lambda: [".tar.gz", ".tgz"])

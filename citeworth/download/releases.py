@@ -29,7 +29,7 @@ from citeworth.download.transports import Network, s3_client
 
 def available_releases(params: DownloadParams, api_key: str | None = None) -> list[str]:
     """Every release of ``params.source``, oldest first."""
-    net = Network(params.retries, params.backoff, params.timeout, params.workers)
+    net = Network(params.retries, params.backoff, params.timeout)
     if params.source == "s2_api":
         return s2api.client_for(params, net, api_key or s2api.api_key_from_env(params)).releases()
     if params.source == "arxiv_s3":

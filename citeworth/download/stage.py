@@ -21,6 +21,7 @@ from pathlib import Path
 
 from botocore.exceptions import BotoCoreError, ClientError
 
+from citeworth.core import knobs
 from citeworth.core.errors import StageFailed
 from citeworth.core.io import atomic_write
 from citeworth.download.arxiv import plan_arxiv
@@ -48,7 +49,7 @@ PLANNERS: dict[str, Callable[[DownloadParams, Network], Plan]] = {
 
 def download(params: DownloadParams) -> dict:
     """Fetch ``params.release`` of ``params.source``; returns a summary (the resolved release included)."""
-    net = Network(params.retries, params.backoff, params.timeout, params.workers)
+    net = Network(params.retries, params.backoff, params.timeout, knobs.workers(default=Network.workers))
     plan = _plan(params, net)
     if "/" in plan.release or "\\" in plan.release or plan.release in ("", ".", ".."):
         raise StageFailed(f"release {plan.release!r} cannot name a folder in {params.out_dir}")

@@ -29,6 +29,7 @@ from pathlib import Path
 import numpy as np
 import yaml
 
+from citeworth.core import knobs
 from citeworth.core.errors import StageFailed
 from citeworth.core.fingerprint import current_record, data_version, fingerprint
 from citeworth.core.io import read_jsonl, write_json, write_text
@@ -92,9 +93,6 @@ class TrainParams(Params):
     """most and least confident test sentences explained; 0 = none"""
     threads: int | None
     """torch CPU threads; null = torch's default"""
-    workers: int = 1
-    """models trained side by side, each in a fresh process of its own (the bytes of one after
-    another); a DVC matrix cell or an Airflow task trains one; `make demo` passes its cores"""
 
 
 def split_files(data_dir: Path) -> list[Path]:
@@ -121,7 +119,9 @@ def train(params: TrainParams) -> dict:
     version = data_version(split_files(params.data_dir))
     done = {spec.name: summary for spec in specs if (summary := _trained_before(spec, params, version))}
     if todo := [spec for spec in specs if spec.name not in done]:
-        workers = min(params.workers, len(todo))
+        # models side by side, each in a fresh process of its own (the bytes of one after another): a
+        # knob, not a param; a DVC matrix cell or an Airflow task trains one; `make demo` passes its cores
+        workers = min(knobs.workers(default=1), len(todo))
         done.update(_train_side_by_side(todo, params, version, workers) if workers > 1
                     else _train_here(todo, params, version))
     return {spec.name: done[spec.name] for spec in specs}

@@ -2,7 +2,7 @@
 
 A run whose form only names what to build (source, release, the data version) or how to store it
 (push, remote, force) runs on the defaults and moves the project branch. Any other value (models,
-seeds, sample size, workers, overrides) changes only that run: its params, dvc.lock and metrics are
+seeds, sample size, overrides) changes only that run: its params, dvc.lock and metrics are
 committed on the branch ``runs/<run>`` (``git branch --list 'runs/*'``), from the commit the run
 started at. ``citeworth promote runs/<run>`` makes one the branch's defaults on purpose.
 """

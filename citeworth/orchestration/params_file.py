@@ -40,7 +40,6 @@ def form_updates(form: dict[str, Any]) -> dict[str, Any]:
         "source": [("download", "source")],
         "release": [("download", "release")],
         "sample_size": [("assemble", "per_field"), ("assemble_baseline", "per_field")],
-        "workers": [("download", "workers"), ("curate", "workers"), ("curate_baseline", "workers")],
         "models": [("train", "models")],
     }
     updates: dict[str, Any] = {}
@@ -52,7 +51,7 @@ def form_updates(form: dict[str, Any]) -> dict[str, Any]:
 
 
 def apply_params(project: Path, overrides: Overrides) -> dict[str, Any]:
-    """Write ``overrides`` (key paths from the file's top, e.g. ``{"curate": {"workers": 3}}``) into
+    """Write ``overrides`` (key paths from the file's top, e.g. ``{"train": {"seeds": [1, 2]}}``) into
     the project's params.yaml.
 
     Returns every value that changed, by key path ({}: the file is untouched); nothing is written

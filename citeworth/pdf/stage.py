@@ -30,6 +30,7 @@ from typing import Literal
 from pydantic import Field
 from tqdm import tqdm
 
+from citeworth.core import knobs
 from citeworth.core.io import atomic_write, dumps, sha256_file, write_json, write_jsonl
 from citeworth.core.params import Params
 from citeworth.pdf.grobid import GrobidClient, GrobidOptions, PdfRejected, pooled_session, service_url
@@ -42,6 +43,8 @@ JOURNAL = ".journal.jsonl"
 TEI_SUFFIX = ".tei.xml"
 REDO = ("none", "quarantined", "all")
 _GLOB_CHARS = frozenset("*?[")
+# PDFs in flight at once unless $CITEWORTH_WORKERS says otherwise (GROBID's own pool is ~10 threads)
+PDFS_AT_ONCE = 4
 
 
 class Pdf2TeiParams(Params):
@@ -51,8 +54,6 @@ class Pdf2TeiParams(Params):
     """TEI files, MANIFEST.json (sha256 -> TEI, GROBID version, options) and quarantine.jsonl."""
     url: str | None = None
     """GROBID service; null: $CITEWORTH_GROBID_URL, else http://localhost:8070"""
-    workers: int = 4
-    """PDFs in flight at once (GROBID's own pool is ~10 threads)"""
     timeout: float = 300.0
     """seconds per PDF; a PDF that takes longer is quarantined"""
     retries: int = 5
@@ -157,13 +158,14 @@ def _remove_leftovers(out: Path, pdfs: list[_Pdf]) -> None:
 
 def _convert(params: Pdf2TeiParams, out: Path, todo: list[_Pdf], entries: dict[str, dict],
              counts: dict) -> None:
+    workers = knobs.workers(default=PDFS_AT_ONCE)
     client = GrobidClient(service_url(params.url), params.timeout, params.retries, params.backoff,
-                          session=pooled_session(params.workers))
+                          session=pooled_session(workers))
     version = client.version()
     options = params.options.model_dump()
     log.info("pdf2tei: %d PDF(s) to convert with GROBID %s at %s", len(todo), version, client.url)
     with _journal(out) as journal, tqdm(total=len(todo), desc="pdf2tei", unit="pdf") as bar:
-        for pdf, result in _in_flight(client, params, todo):
+        for pdf, result in _in_flight(client, params, todo, workers):
             entry = {"pdfs": list(pdf.relatives), "grobid_version": version, "options": options}
             if isinstance(result, PdfRejected):
                 entry |= {"status": "quarantined", "reason": result.reason, "detail": result.detail}
@@ -182,11 +184,10 @@ def _convert(params: Pdf2TeiParams, out: Path, todo: list[_Pdf], entries: dict[s
             bar.update()
 
 
-def _in_flight(client: GrobidClient, params: Pdf2TeiParams,
-               todo: list[_Pdf]) -> Iterator[tuple[_Pdf, bytes | PdfRejected]]:
+def _in_flight(client: GrobidClient, params: Pdf2TeiParams, todo: list[_Pdf],
+               workers: int) -> Iterator[tuple[_Pdf, bytes | PdfRejected]]:
     """Each PDF with its TEI or rejection as they finish, at most ``workers`` requests at once;
     ``GrobidUnavailable`` stops the run (requests in flight finish first)."""
-    workers = max(1, params.workers)
     pending: dict[Future, _Pdf] = {}
     queue = iter(todo)
     with ThreadPoolExecutor(max_workers=workers) as pool:

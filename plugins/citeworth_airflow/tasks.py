@@ -70,6 +70,9 @@ def _overrides(example: str) -> Param:
 # The trigger form. Empty fields keep the value params.yaml has; a run writes what it used into
 # its workspace's params.yaml, so its dvc.lock entry and a later `dvc repro` agree. A run with any
 # value besides source / release / push / remote / force is an experiment (branch runs/<run id>).
+# No field sets how many processes run: that changes no output, so it is no param (it would make the
+# run an experiment); the mapped tasks spread over the workers' slots (their concurrency, the
+# pools), and $CITEWORTH_WORKERS in a worker's environment sets a stage's own (citeworth.core.knobs).
 DATASET_PARAMS: dict[str, Param] = {
     "source": _optional(None, "string", "Source corpus (download.source); empty: as in params.yaml",
                         enum=[None, "demo", "s2_api", "s2orc_legacy", "arxiv_s3"]),
@@ -77,7 +80,6 @@ DATASET_PARAMS: dict[str, Param] = {
                          "published by the run's logical date"),
     "sample_size": _optional(None, "integer", "Paragraphs kept per field (assemble.per_field); "
                              "empty: as in params.yaml", minimum=1),
-    "workers": _optional(None, "integer", "Worker processes of download/curate", minimum=1),
     "overrides": _overrides('{"curate_baseline": {"rules": {"min_sentences": 2}}}'),
     "force": Param(False, type="boolean", description="Rebuild a release that already has a data version"),
     "push": Param(True, type="boolean", description="dvc push the new version to the DVC remote"),

@@ -160,6 +160,7 @@ def reset(s2, monkeypatch):
     s2.drop_after.clear()
     monkeypatch.setenv("S2_API_KEY", API_KEY)
     monkeypatch.delenv("CITEWORTH_MIRROR", raising=False)
+    monkeypatch.setenv("CITEWORTH_WORKERS", "2")  # files fetched at once
 
 
 def resumed_from(s2: FakeS2, path: str) -> list[int]:
@@ -172,7 +173,7 @@ def s2_params(s2: FakeS2, out_dir: Path, **changes) -> DownloadParams:
     api = S2ApiParams(base_url=f"{s2.base}/datasets/v1", datasets=["s2orc", "papers"],
                       diff_from=changes.pop("diff_from", None))
     return DownloadParams(source="s2_api", release=changes.pop("release", "latest"), out_dir=out_dir,
-                          workers=2, retries=4, backoff=0.01, timeout=10, s2_api=api, **changes)
+                          retries=4, backoff=0.01, timeout=10, s2_api=api, **changes)
 
 
 def test_latest_release_with_429s_and_a_dropped_connection_then_a_noop_rerun(s2, tmp_path, caplog):

@@ -19,11 +19,10 @@ STAGE = "curate_baseline"
 DVC_YAML = (f"stages:\n  {STAGE}:\n    cmd: citeworth run {STAGE}\n    params: [{STAGE}]\n"
             "    outs: [interim_baseline]\n")
 INPUTS = [{"reader": "jats", "glob": "raw/*.nxml", "release": "t"}]
-CLI = ["-S", "inputs=[{reader: jats, glob: raw/*.nxml, release: t}]", "-S", "workers=1",
-       "-S", "rules.min_sentences=2"]
-DVC = ["-S", f"{STAGE}.inputs=[{{reader:jats,glob:'raw/*.nxml',release:t}}]", "-S", f"{STAGE}.workers=1",
+CLI = ["-S", "inputs=[{reader: jats, glob: raw/*.nxml, release: t}]", "-S", "rules.min_sentences=2"]
+DVC = ["-S", f"{STAGE}.inputs=[{{reader:jats,glob:'raw/*.nxml',release:t}}]",
        "-S", f"+{STAGE}.rules.min_sentences=2"]  # `+`: DVC's way to add a key the file lacks
-FORM = {"overrides": {STAGE: {"inputs": INPUTS, "workers": 1, "rules": {"min_sentences": 2}}}}
+FORM = {"overrides": {STAGE: {"inputs": INPUTS, "rules": {"min_sentences": 2}}}}
 
 
 def _project(root: Path, mirror: Path) -> Path:
@@ -60,8 +59,7 @@ def test_an_override_builds_the_same_outputs_through_every_door(tmp_path, mirror
     for shard in workspace.plan_shards(by_form, STAGE):  # the DAG's plan and mapped shard tasks
         workspace.curate_shard(by_form, STAGE, shard)
 
-    cli_params = stage_params(STAGE, {"inputs": INPUTS, "workers": 1, "rules.min_sentences": 2},
-                              by_cli / "params.yaml")
+    cli_params = stage_params(STAGE, {"inputs": INPUTS, "rules.min_sentences": 2}, by_cli / "params.yaml")
     assert cli_params.rules.mode == "spans-only" and cli_params.rules.min_sentences == 2
     assert workspace.stage_params(by_dvc, STAGE) == cli_params
     assert workspace.stage_params(by_form, STAGE) == cli_params

@@ -24,14 +24,14 @@ def test_a_killed_run_resumes_and_leaves_no_partial_tei(tmp_path, mirror):
         for name in PDFS:
             (tmp_path / "pdfs" / name).write_bytes(grobid.pdf.read_bytes() + f"%{name}\n".encode())
         (tmp_path / "params.yaml").write_text(
-            f"pdf2tei:\n  inputs: pdfs/*.pdf\n  out_dir: out\n  url: {grobid.url}\n  workers: 2\n"
+            f"pdf2tei:\n  inputs: pdfs/*.pdf\n  out_dir: out\n  url: {grobid.url}\n"
             "  retries: 2\n  backoff: 0.01\n")
         grobid.default = ("slow", 0.3)
         grobid.script["broken.pdf"] = ["error"]
         out = tmp_path / "out"
 
-        run = subprocess.Popen([sys.executable, "-m", "citeworth.cli", "run", "pdf2tei"], cwd=tmp_path,
-                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        command = [sys.executable, "-m", "citeworth.cli", "run", "pdf2tei", "--workers", "2"]
+        run = subprocess.Popen(command, cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         deadline = time.monotonic() + 60
         while _journaled(out) < 3 and run.poll() is None and time.monotonic() < deadline:
             time.sleep(0.02)
@@ -45,8 +45,7 @@ def test_a_killed_run_resumes_and_leaves_no_partial_tei(tmp_path, mirror):
         sent_before = len(grobid.requests)
 
         grobid.default = "ok"
-        rerun = subprocess.run([sys.executable, "-m", "citeworth.cli", "run", "pdf2tei"], cwd=tmp_path,
-                               capture_output=True, text=True)
+        rerun = subprocess.run(command, cwd=tmp_path, capture_output=True, text=True)
         assert rerun.returncode == 0, rerun.stderr[-2000:]
 
     quarantined = {json.loads(line)["pdf"] for line in (out / QUARANTINE).read_text().splitlines()}

@@ -52,7 +52,7 @@ def test_a_run_spans_two_hosts_by_hash_and_versions_to_the_remotes(cluster, tmp_
     bare, hosts = cluster
     # host A opens the run with its own value and builds `first`
     opened = runs.open_workspace(hosts["a"], RUN, remote="s3")
-    updates = params_file.form_updates({"workers": 7})
+    updates = params_file.form_updates({"sample_size": 7})
     params_file.apply_params(opened, updates)
     plan = runs.plan_run(opened)
     assert plan["stale"] == ["first", "second"]
@@ -75,7 +75,7 @@ def test_a_run_spans_two_hosts_by_hash_and_versions_to_the_remotes(cluster, tmp_
     # host B versions the run: as a run with its own values, onto runs/<run> on the git remote
     produced = {path: [value] for path, value in sent.items()}
     outputs.fetch_inputs(joined, plan, ["first", "second"], produced, "s3", outs=True)
-    form = {"workers": 7, "dvc_remote": "s3"}
+    form = {"sample_size": 7, "dvc_remote": "s3"}
     version = experiments.version_run(hosts["b"], RUN, ["first", "second"], form)
     assert version["created"] and version["ref"] == f"refs/heads/{experiments.experiment_branch(RUN)}"
     assert git(bare, "rev-parse", version["ref"]) == version["commit"]
@@ -122,9 +122,9 @@ def test_publishing_onto_a_branch_another_host_moved_builds_on_its_tip(cluster):
     bare, hosts = cluster
     for host, run_id in ((hosts["a"], "run-a"), (hosts["b"], "run-b")):  # both start from the same tip
         runs.open_workspace(host, run_id, remote="s3")
-    for host, run_id, workers in ((hosts["a"], "run-a", 3), (hosts["b"], "run-b", 4)):
+    for host, run_id, sample_size in ((hosts["a"], "run-a", 3), (hosts["b"], "run-b", 4)):
         workspace = runs.workspace_path(host, run_id)
-        params_file.apply_params(workspace, params_file.form_updates({"workers": workers}))
+        params_file.apply_params(workspace, params_file.form_updates({"sample_size": sample_size}))
         _step(workspace, "first")
         experiments.version_run(host, run_id, ["first"], {"dvc_remote": "s3"})
     assert git(bare, "log", "--format=%s", "-3", "main").splitlines() == [

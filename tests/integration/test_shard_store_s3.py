@@ -18,14 +18,16 @@ from jats_shards import release_shards, tree
 
 from citeworth.curate import s3_shard_store, stage
 from citeworth.curate.s3_shard_store import S3ShardStore
-from citeworth.curate.shard_store import LIMIT_ENV, STORE_ENV, ShardOutputs
+from citeworth.curate.shard_store import ShardOutputs
+from citeworth.curate.store_settings import LIMIT_ENV, STORE_ENV
 
 BUCKET = "shards"
 
 
 @pytest.fixture
-def s3(moto, monkeypatch):
-    """A fresh bucket; the store's client finds the server the way production does, from the environment."""
+def s3(moto, monkeypatch, one_worker):
+    """A fresh bucket; the store's client finds the server the way production does, from the environment.
+    Shards are curated in this process (one_worker): the tests read the store's log."""
     monkeypatch.setenv("AWS_ENDPOINT_URL", moto["endpoint"])
     client = boto3.client("s3", region_name="us-east-1")
     if BUCKET not in [bucket["Name"] for bucket in client.list_buckets()["Buckets"]]:

@@ -30,8 +30,8 @@ def params(tmp_path, mirror, monkeypatch) -> stage.CurateParams:
 
 
 @pytest.fixture
-def curations(monkeypatch) -> list[int]:
-    """One entry per shard actually curated (a finished shard never builds a Curator)."""
+def curations(monkeypatch, one_worker) -> list[int]:
+    """One entry per shard actually curated (a finished shard never builds a Curator), in this process."""
     done: list[int] = []
     real = stage._curator
     monkeypatch.setattr(stage, "_curator", lambda rules: done.append(1) or real(rules))

@@ -32,11 +32,11 @@ def unarxive_lines(mirror, tmp_path_factory) -> list[bytes]:
 
 
 @pytest.fixture
-def params(tmp_path, unarxive_lines) -> CurateParams:
+def params(tmp_path, unarxive_lines, one_worker) -> CurateParams:
     for i, name in enumerate("abc"):
         (tmp_path / f"{name}.jsonl").write_bytes(b"".join(unarxive_lines[4 * i: 4 * i + 4]))
     return build(CurateParams, {"inputs": [{"reader": "unarxive", "glob": str(tmp_path / "*.jsonl")}],
-                                "out_dir": str(tmp_path / "interim"), "workers": 1})
+                                "out_dir": str(tmp_path / "interim")})
 
 
 def failing_on(shard_name: str):

@@ -95,7 +95,8 @@ def test_models_dag_maps_training_over_models_on_the_training_queue(dag_facts):
 def test_trigger_forms_offer_the_run_settings(dag_facts):
     dataset = dag_facts["dags"]["citeworth_dataset"]["params"]
     models = dag_facts["dags"]["citeworth_models"]["params"]
-    assert {"source", "release", "sample_size", "workers", "overrides", "force", "push"} <= set(dataset)
+    assert {"source", "release", "sample_size", "overrides", "force", "push"} <= set(dataset)
+    assert "workers" not in dataset  # how many processes run is no result: not a field of a run
     assert {"models", "overrides", "push", "data_version"} <= set(models)
     assert "demo" in dataset["source"]["enum"]
     assert dataset["sample_size"]["type"] == ["null", "integer"]

@@ -32,15 +32,13 @@ def _git(root: Path, *args: str) -> str:
 
 def test_form_fields_fan_out_to_their_params_sections():
     updates = params_file.form_updates({
-        "source": "demo", "release": None, "sample_size": 50, "workers": 3,
-        "overrides": {"curate": {"workers": 1}, "validate": {"examples": 2}},
+        "source": "demo", "release": None, "sample_size": 50,
+        "overrides": {"assemble_baseline": {"per_field": 10}, "validate": {"examples": 2}},
     })
     assert updates == {
-        "download": {"source": "demo", "workers": 3},
+        "download": {"source": "demo"},
         "assemble": {"per_field": 50},
-        "assemble_baseline": {"per_field": 50},
-        "curate": {"workers": 1},  # an explicit override wins over the fan-out
-        "curate_baseline": {"workers": 3},
+        "assemble_baseline": {"per_field": 10},  # an explicit override wins over the fan-out
         "validate": {"examples": 2},
     }
     assert params_file.form_updates({"source": None, "overrides": {}}) == {}
@@ -198,18 +196,18 @@ def test_latest_results_reads_what_exists(repo):
 def test_apply_params_leaves_aliases_their_value_and_adds_missing_keys(tmp_path):
     (tmp_path / "params.yaml").write_text(
         "curate:\n  inputs: &inputs\n    - reader: unarxive\n      glob: raw/a/*.jsonl\n"
-        "  out_dir: interim\n  workers: 2  # procs\n\n"
+        "  out_dir: interim  # shards\n\n"
         "curate_baseline:\n  inputs: *inputs\n  rules:\n    mode: spans-only\n")
     new_inputs = [{"reader": "unarxive", "glob": "raw/b/*.jsonl"}]
     changed = params_file.apply_params(tmp_path, {
-        "curate": {"inputs": new_inputs, "workers": 1},
+        "curate": {"inputs": new_inputs, "out_dir": "curated"},
         "curate_baseline": {"out_dir": "interim_b"}})
-    assert changed == {"curate": {"inputs": new_inputs, "workers": 1},
+    assert changed == {"curate": {"inputs": new_inputs, "out_dir": "curated"},
                        "curate_baseline": {"out_dir": "interim_b"}}
     # the alias keeps its value, written out where it was (no other alias: no anchor left to name)
     assert (tmp_path / "params.yaml").read_text() == (
         "curate:\n  inputs:\n    - reader: unarxive\n      glob: raw/b/*.jsonl\n"
-        "  out_dir: interim\n  workers: 1  # procs\n\n"
+        "  out_dir: curated  # shards\n\n"
         "curate_baseline:\n  inputs:\n    - reader: unarxive\n      glob: raw/a/*.jsonl\n"
         "  rules:\n    mode: spans-only\n  out_dir: interim_b\n")
 
@@ -223,9 +221,10 @@ def test_a_run_keeps_every_comment_anchor_alias_and_merge_of_the_real_params_fil
     original = (project / "params.yaml").read_text()
     comments = [line.split("#", 1)[1] for line in original.splitlines() if "#" in line]
     new_inputs = [{"reader": "unarxive", "glob": "raw/x/*.jsonl"}]
-    changed = params_file.apply_params(project, {"curate": {"inputs": new_inputs, "workers": 3},
+    changed = params_file.apply_params(project, {"curate": {"inputs": new_inputs, "out_dir": "interim_x"},
                                                  "train": {"models": ["tfidf_lr"]}})
-    assert changed == {"curate": {"inputs": new_inputs, "workers": 3}, "train": {"models": ["tfidf_lr"]}}
+    assert changed == {"curate": {"inputs": new_inputs, "out_dir": "interim_x"},
+                       "train": {"models": ["tfidf_lr"]}}
     edited = (project / "params.yaml").read_text()
     assert all(comment in edited for comment in comments)  # those of the old inputs move with them
     for syntax in ("inputs: &demo_inputs", "raw_inputs: *demo_inputs", "sentence: &sentence",
@@ -236,7 +235,7 @@ def test_a_run_keeps_every_comment_anchor_alias_and_merge_of_the_real_params_fil
     before, values = yaml.safe_load(original), yaml.safe_load(edited)
     assert {section for section in values if values[section] != before[section]} == {"curate", "train"}
     assert values["train"]["catalog"]["pu"]["max_length"] == 80  # merged from &sentence
-    assert values["train"]["models"] == ["tfidf_lr"] and values["curate"]["workers"] == 3
+    assert values["train"]["models"] == ["tfidf_lr"] and values["curate"]["out_dir"] == "interim_x"
     assert "  models: [tfidf_lr]\n" in edited  # a flow-style list stays one
 
 

@@ -51,7 +51,7 @@ def test_a_workspace_is_a_worktree_at_the_start_commit_linking_the_shared_cache(
     workspace = runs.open_workspace(project, "scheduled__2024-01-01T00:00:00+00:00")
     assert workspace.parent == project / ".dvc" / "tmp" / "runs"
     assert _git(workspace, "rev-parse", "HEAD") == start
-    assert (workspace / "out" / "first.txt").read_text() == "2"  # params.yaml's curate.workers
+    assert (workspace / "out" / "first.txt").read_text() == "None"  # params.yaml's assemble.per_field
     # the data are links into the project's cache, not copies
     cached = [path for path in (project / ".dvc" / "cache" / "files").rglob("*") if path.is_file()]
     assert _inode(workspace / "out" / "first.txt") in {_inode(path) for path in cached}
@@ -93,14 +93,14 @@ def test_the_plan_marks_changed_stages_and_everything_downstream(project):
     workspace = runs.open_workspace(project, "run")
     plan = runs.plan_run(workspace)
     assert plan["stale"] == []
-    params_file.apply_params(workspace, {"curate": {"workers": 7}})
+    params_file.apply_params(workspace, {"assemble": {"per_field": 7}})
     assert runs.plan_run(workspace)["stale"] == ["first", "second"]
     assert not runs.is_current(workspace, "anything", "second")
     assert _git(project, "diff", "--stat") == ""  # the form went into the workspace only
 
 
 def _build(workspace: Path, seed: int) -> None:
-    params_file.apply_params(workspace, {"curate": {"workers": seed}})
+    params_file.apply_params(workspace, {"assemble": {"per_field": seed}})
     _dvc(workspace, "repro", "--quiet", "--no-commit")  # as the DAG's tasks: outputs, no lock yet
 
 
@@ -147,7 +147,7 @@ def test_an_older_release_versioned_after_a_newer_one_is_tagged_beside_the_branc
 def test_a_run_with_its_own_values_is_an_experiment_until_promoted(project):
     start = _git(project, "rev-parse", "HEAD")
     workspace = runs.open_workspace(project, "manual__x")
-    form = {"models": None, "overrides": {"curate": {"workers": 5}}, "push": False}
+    form = {"models": None, "overrides": {"assemble": {"per_field": 5}}, "push": False}
     assert experiments.is_experiment(form)
     assert not experiments.is_experiment({"source": "demo", "data_version": "data/demo/v1", "push": False})
     params_file.apply_params(workspace, params_file.form_updates(form))
@@ -156,10 +156,10 @@ def test_a_run_with_its_own_values_is_an_experiment_until_promoted(project):
     assert result["ref"] == "refs/heads/runs/manual__x" and result["created"]
     assert _git(project, "rev-parse", "main") == start  # the defaults did not move
     assert experiments.experiments(project) == ["runs/manual__x"]
-    assert yaml.safe_load(_git(project, "show", "runs/manual__x:params.yaml"))["curate"]["workers"] == 5
+    assert yaml.safe_load(_git(project, "show", "runs/manual__x:params.yaml"))["assemble"]["per_field"] == 5
     promoted = experiments.promote(project, "runs/manual__x", "main")
     assert _git(project, "rev-parse", "main") == promoted["commit"]
-    assert yaml.safe_load(_git(project, "show", "main:params.yaml"))["curate"]["workers"] == 5
+    assert yaml.safe_load(_git(project, "show", "main:params.yaml"))["assemble"]["per_field"] == 5
     assert _git(project, "show", "main:dvc.lock") == _git(project, "show", "runs/manual__x:dvc.lock")
     assert _git(project, "worktree", "list", "--porcelain").count("worktree ") == 2  # only the run's
 

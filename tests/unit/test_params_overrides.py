@@ -99,8 +99,8 @@ def test_the_cli_dvc_and_the_airflow_form_build_the_same_params(project, tmp_pat
 
 
 def test_a_mapping_value_merges_like_its_key_paths():
-    document = {"rules": {"mode": "spans-only", "min_sentences": 3}, "workers": 2}
-    merged = {"rules": {"mode": "spans-only", "min_sentences": 2}, "workers": 2}
+    document = {"rules": {"mode": "spans-only", "min_sentences": 3}, "out_dir": "interim"}
+    merged = {"rules": {"mode": "spans-only", "min_sentences": 2}, "out_dir": "interim"}
     assert apply_overrides(document, parse_assignments(["rules={min_sentences: 2}"])) == merged
     assert apply_overrides(document, {"rules.min_sentences": 2}) == merged
     assert apply_overrides(document, {"rules": {"min_sentences": 2}}) == merged

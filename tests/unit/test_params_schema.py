@@ -22,8 +22,8 @@ PARAMS = ROOT / "params.yaml"
 
 
 @pytest.mark.parametrize(("stage", "override", "message"), [
-    ("download", "workers=two", "download.workers: input should be a valid integer; got 'two'"),
-    ("download", "workers='4'", "download.workers: input should be a valid integer; got '4'"),
+    ("download", "retries=two", "download.retries: input should be a valid integer; got 'two'"),
+    ("download", "retries='4'", "download.retries: input should be a valid integer; got '4'"),
     ("curate", "rules.mode=bogus", "curate.rules.mode: must be one of citeworth or spans-only; got 'bogus'"),
     ("curate", "rules.min_sentences=3.5", "curate.rules.min_sentences: input should be a valid integer"),
     ("assemble", "split=[0.5, 0.5]", "assemble.split: must be three non-negative fractions summing to 1"),
@@ -37,12 +37,26 @@ def test_a_value_that_does_not_fit_its_key_is_a_params_error_naming_the_key(stag
     assert message in str(raised.value)
 
 
-@pytest.mark.parametrize("override", ["rules.mode=bogus", "workers=two"])
+@pytest.mark.parametrize("override", ["rules.mode=bogus", "rules.min_sentences=two", "workers=2"])
 def test_the_cli_exits_2_with_the_key_and_no_traceback(tmp_path, monkeypatch, capsys, override):
     monkeypatch.chdir(tmp_path)  # no raw data here: a params error must come before any work
     assert main(["run", "curate", "--params", str(PARAMS), "-S", override]) == 2
     err = capsys.readouterr().err
     assert err.startswith(f"citeworth: curate.{override.split('=')[0]}: ") and "Traceback" not in err
+
+
+# How many processes, threads or requests run at once is a knob (citeworth.core.knobs), no param: it
+# changes no output, so it must neither make a stage stale nor a run an experiment. (torch's threads
+# and the device are params: they change the numbers, see docs/ARCHITECTURE.md.)
+KNOB = re.compile(r"(^|[._])(workers|num_workers|n_jobs|jobs|processes|concurrency|parallelism)$")
+
+
+@pytest.mark.parametrize("stage", STAGES)
+def test_no_stage_takes_a_knob_as_a_param(stage):
+    from citeworth.core.params import describe
+
+    keys = [key.path for key in describe(params_class(stage_function(stage)))]
+    assert keys and [key for key in keys if KNOB.search(key)] == []
 
 
 def test_the_models_catalog_is_typed_per_kind():
@@ -60,7 +74,7 @@ def test_the_models_catalog_is_typed_per_kind():
 
 def test_to_dict_is_plain_json_data_in_field_order():
     curate = to_dict(stage_params("curate", path=PARAMS))
-    assert list(curate) == ["inputs", "out_dir", "workers", "rules"]
+    assert list(curate) == ["inputs", "out_dir", "rules"]
     assert curate["out_dir"] == "interim" and curate["rules"]["mode"] == "citeworth"
     assert yaml.safe_load(yaml.safe_dump(curate)) == curate  # nothing but plain values
 
@@ -137,10 +151,9 @@ def test_run_stage_help_lists_every_key_with_its_type_default_and_help(stage, ca
 
 def test_run_help_shows_nested_keys_kinds_and_params_yaml_values(capsys):
     with pytest.raises(SystemExit):
-        main(["run", "curate", "--params", str(PARAMS), "--help"])
+        main(["run", "curate_baseline", "--params", str(PARAMS), "--help"])
     out = capsys.readouterr().out
-    assert '\n  rules.mode  (citeworth | spans-only; default: "citeworth")' in out
-    assert f"\n  workers  (int; default: 1, {PARAMS}: 2)" in out
+    assert f'\n  rules.mode  (citeworth | spans-only; default: "citeworth", {PARAMS}: "spans-only")' in out
     with pytest.raises(SystemExit):
         main(["run", "train", "--params", str(PARAMS), "-h"])
     out = capsys.readouterr().out

@@ -14,13 +14,16 @@ import pytest
 from grobid_server import RECORDED_VERSION, RecordedGrobid
 
 from citeworth.core.errors import StageFailed
+from citeworth.core.knobs import WORKERS_ENV
 from citeworth.pdf.grobid import URL_ENV, GrobidOptions
 from citeworth.pdf.stage import MANIFEST, QUARANTINE, Pdf2TeiParams, pdf2tei
 from citeworth.sources import discover_shards, read_shard
 
 
 @pytest.fixture
-def grobid(mirror):
+def grobid(mirror, monkeypatch):
+    """The recorded service, sent two PDFs at once unless a test asks otherwise."""
+    monkeypatch.setenv(WORKERS_ENV, "2")
     with RecordedGrobid(mirror) as server:
         yield server
 
@@ -38,7 +41,7 @@ def make_pdfs(grobid: RecordedGrobid, folder: Path, *names: str) -> list[Path]:
 
 def params(tmp_path: Path, grobid: RecordedGrobid | None, **overrides) -> Pdf2TeiParams:
     values = dict(inputs=str(tmp_path / "pdfs" / "**" / "*.pdf"), out_dir=tmp_path / "out",
-                  url=grobid.url if grobid else None, workers=2, timeout=30, retries=3, backoff=0.01)
+                  url=grobid.url if grobid else None, timeout=30, retries=3, backoff=0.01)
     return Pdf2TeiParams(**(values | overrides))
 
 
@@ -82,12 +85,13 @@ def test_busy_answers_and_a_cut_body_are_retried(tmp_path, grobid):
     assert (tmp_path / "out" / "cut.tei.xml").read_bytes() == grobid.tei
 
 
-def test_pdfs_grobid_cannot_read_are_quarantined_and_the_run_goes_on(tmp_path, grobid):
+def test_pdfs_grobid_cannot_read_are_quarantined_and_the_run_goes_on(tmp_path, grobid, monkeypatch):
     names = ["empty.pdf", "fails.pdf", "good.pdf", "half.pdf", "malformed.pdf", "slow.pdf"]
     make_pdfs(grobid, tmp_path / "pdfs", *names)
     grobid.script.update({"empty.pdf": ["no_content"], "fails.pdf": ["error"], "half.pdf": ["truncated"],
                           "malformed.pdf": ["malformed"], "slow.pdf": [("slow", 2)]})
-    counts = pdf2tei(params(tmp_path, grobid, timeout=0.5, workers=3))
+    monkeypatch.setenv(WORKERS_ENV, "3")
+    counts = pdf2tei(params(tmp_path, grobid, timeout=0.5))
     assert (counts["converted"], counts["quarantined"]) == (1, 5)
     reasons = {row["pdf"]: row["reason"] for row in quarantine(tmp_path)}
     assert reasons == {"empty.pdf": "no_content", "fails.pdf": "grobid_error",
@@ -118,11 +122,12 @@ def test_changed_options_or_content_convert_again_and_removed_pdfs_leave(tmp_pat
     assert grobid.requests[-1]["fields"]["teiCoordinates"] == ["ref", "biblStruct"]
 
 
-def test_a_service_that_stays_away_stops_the_run_keeping_what_it_finished(tmp_path, grobid):
+def test_a_service_that_stays_away_stops_the_run_keeping_what_it_finished(tmp_path, grobid, monkeypatch):
     make_pdfs(grobid, tmp_path / "pdfs", "a.pdf", "b.pdf")
     grobid.script["b.pdf"] = ["busy"]
+    monkeypatch.setenv(WORKERS_ENV, "1")
     with pytest.raises(StageFailed, match=f"GROBID at {grobid.url} stayed unavailable for b.pdf .*busy"):
-        pdf2tei(params(tmp_path, grobid, workers=1))
+        pdf2tei(params(tmp_path, grobid))
     assert [e["pdfs"] for e in manifest(tmp_path).values()] == [["a.pdf"]] and quarantine(tmp_path) == []
     grobid.script.clear()
     assert pdf2tei(params(tmp_path, grobid))["converted"] == 1  # resumes with b only

@@ -155,7 +155,7 @@ def test_curation_of_one_shard_keeps_paragraphs_with_their_citations(tmp_path, s
     manifest = write(tmp_path / "corpus", sources)
     inputs = [{**manifest["curate_inputs"][0], "glob": str(tmp_path / "corpus" / "*_000.jsonl")}]
     out = tmp_path / "interim"
-    funnel = curate(build(CurateParams, {"inputs": inputs, "out_dir": str(out), "workers": 1}))["curation"]
+    funnel = curate(build(CurateParams, {"inputs": inputs, "out_dir": str(out)}))["curation"]
     assert funnel["papers"] == 3 and funnel["kept"] == 9
     records = [json.loads(line) for path in sorted((out / "paragraphs").rglob("*.jsonl"))
                for line in path.read_text().splitlines()]

@@ -12,7 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from citeworth.curate import shard_store
+from citeworth.core.errors import InvalidSetting
+from citeworth.curate import shard_store, store_settings
 from citeworth.curate.s3_shard_store import S3ShardStore
 from citeworth.curate.shard_store import Entry, LocalShardStore, ShardOutputs
 
@@ -22,7 +23,7 @@ def _git(*args, cwd) -> None:
 
 
 def test_every_worktree_of_a_repository_shares_one_store(tmp_path, monkeypatch):
-    monkeypatch.delenv(shard_store.STORE_ENV, raising=False)
+    monkeypatch.delenv(store_settings.STORE_ENV, raising=False)
     project = tmp_path / "project"
     project.mkdir()
     _git("init", "-q", cwd=project)
@@ -30,38 +31,47 @@ def test_every_worktree_of_a_repository_shares_one_store(tmp_path, monkeypatch):
          cwd=project)
     _git("worktree", "add", "-q", "--detach", str(tmp_path / "run"), cwd=project)
     expected = (project / ".git" / "citeworth" / "shards").resolve()
-    assert shard_store.configured_store(project / "sub").root == expected
-    assert shard_store.configured_store(tmp_path / "run").root.resolve() == expected
-    assert shard_store.configured_store(tmp_path / "elsewhere") is None  # no checkout: no store
+    assert store_settings.configured_store(project / "sub").root == expected
+    assert store_settings.configured_store(tmp_path / "run").root.resolve() == expected
+    assert store_settings.configured_store(tmp_path / "elsewhere") is None  # no checkout: no store
 
 
 def test_the_variable_names_a_folder_or_a_bucket_or_turns_the_store_off(tmp_path, monkeypatch):
-    monkeypatch.setenv(shard_store.STORE_ENV, str(tmp_path / "store"))
-    local = shard_store.configured_store(tmp_path)
+    monkeypatch.setenv(store_settings.STORE_ENV, str(tmp_path / "store"))
+    local = store_settings.configured_store(tmp_path)
     assert isinstance(local, LocalShardStore) and local.root == tmp_path / "store"
     assert local.limit == 20 * 10**9  # the default
-    monkeypatch.setenv(shard_store.STORE_ENV, "s3://bucket/some/prefix/")
-    monkeypatch.setenv(shard_store.LIMIT_ENV, "500MB")
-    remote = shard_store.configured_store(tmp_path)
+    monkeypatch.setenv(store_settings.STORE_ENV, "s3://bucket/some/prefix/")
+    monkeypatch.setenv(store_settings.LIMIT_ENV, "500MB")
+    remote = store_settings.configured_store(tmp_path)
     assert isinstance(remote, S3ShardStore) and remote.limit == 500 * 10**6
     assert remote.where("abc") == "s3://bucket/some/prefix/abc"
-    monkeypatch.setenv(shard_store.STORE_ENV, "off")
-    assert shard_store.configured_store(tmp_path) is None
+    monkeypatch.setenv(store_settings.STORE_ENV, "off")
+    assert store_settings.configured_store(tmp_path) is None
+
+
+@pytest.mark.parametrize("url", ["s3://", "s3:///prefix"])
+def test_an_s3_url_without_a_bucket_is_refused_naming_the_variable(url, monkeypatch):
+    """A setting error (``citeworth`` exits 2 with it), not a ValueError's traceback."""
+    monkeypatch.setenv(store_settings.STORE_ENV, url)
+    with pytest.raises(InvalidSetting, match=rf"^{store_settings.STORE_ENV}: '{url}' names no bucket: give "
+                                             "s3://bucket/prefix; or name a folder, or off$"):
+        store_settings.configured_store()
 
 
 @pytest.mark.parametrize(("text", "size"), [
     ("20GB", 20 * 10**9), ("500MB", 500 * 10**6), ("500 mb", 500 * 10**6), ("1.5GiB", 3 * 2**29),
     ("4096", 4096), ("7b", 7), ("2kB", 2000), ("3 KiB", 3072), ("1TB", 10**12), (" 10MiB ", 10 * 2**20)])
 def test_sizes_in_decimal_and_binary_units(text, size):
-    assert shard_store.parse_size(text) == size
+    assert store_settings.parse_size(text) == size
 
 
 @pytest.mark.parametrize("text", [" ", "0", "0GB", "0.1", "-5MB", "GB", "20 GBs", "20 pc", "1e9", "1,000"])
 def test_a_limit_that_is_not_a_positive_size_is_refused_naming_the_variable(text, tmp_path, monkeypatch):
-    monkeypatch.setenv(shard_store.STORE_ENV, str(tmp_path / "store"))
-    monkeypatch.setenv(shard_store.LIMIT_ENV, text)
-    with pytest.raises(ValueError, match=rf"{shard_store.LIMIT_ENV}: '{text}' is not a size.*=off turns"):
-        shard_store.configured_store(tmp_path)
+    monkeypatch.setenv(store_settings.STORE_ENV, str(tmp_path / "store"))
+    monkeypatch.setenv(store_settings.LIMIT_ENV, text)
+    with pytest.raises(ValueError, match=rf"{store_settings.LIMIT_ENV}: '{text}' is not a size.*=off turns"):
+        store_settings.configured_store(tmp_path)
 
 
 def test_the_least_recently_used_go_first_and_the_entry_added_never():

@@ -8,6 +8,7 @@ import json
 import pytest
 from test_domains_study import records
 
+from citeworth.core import knobs
 from citeworth.core.io import write_jsonl
 from citeworth.models import train as train_stage
 
@@ -103,7 +104,8 @@ def test_models_trained_side_by_side_write_the_bytes_of_one_after_another(params
         root.mkdir()
         (root / "data").symlink_to(tmp_path / "data")
         monkeypatch.chdir(root)
-        summary = train_stage.train(params.model_copy(update={"workers": workers}))
+        monkeypatch.setenv(knobs.WORKERS_ENV, str(workers))  # as `citeworth run train --workers N`
+        summary = train_stage.train(params)
         assert list(summary) == params.models
         built[workers] = (summary, _outputs(root))
     assert built[2] == built[1]
