@@ -26,7 +26,7 @@ from urllib.parse import quote
 from citeworth.check import RULE_ID
 from citeworth.check.draft import FLAGGED, Sentence
 from citeworth.core.io import dumps
-from citeworth.suggest.draft import BIBLIOGRAPHY
+from citeworth.suggest import BIBLIOGRAPHY
 
 MESSAGE = "sentence may need a citation"
 SARIF_SCHEMA = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"

@@ -40,7 +40,7 @@ from tqdm.auto import tqdm
 
 from citeworth.core.fingerprint import digest, fingerprint
 from citeworth.core.io import atomic_write
-from citeworth.models.evaluation import THRESHOLD, prf, ranking_metrics
+from citeworth.core.schema import THRESHOLD
 from citeworth.models.spec import OptimParams
 
 log = logging.getLogger(__name__)
@@ -255,6 +255,8 @@ class DevSet:
 
     def evaluate(self, module, adapter, batch_size, device, precision: Precision = Precision()) -> dict:
         """Dev F1 (at the threshold) and PR AUC, the scores ``optim.select_on`` chooses from."""
+        from citeworth.models.evaluation import prf, ranking_metrics  # sklearn: not for scoring alone
+
         scores = predict_proba(module, adapter, self.items, len(self.labels), batch_size, device, "dev",
                                precision)
         return {"f1": prf(self.labels, (scores >= THRESHOLD).astype(np.int64))["f1"],

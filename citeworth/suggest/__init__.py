@@ -6,3 +6,7 @@ references, with the text the rankers read), ``bm25``, ``dense`` (the embedded M
 pipeline's paper index as candidates, with the sentences that cite each paper) and ``draft`` (the
 check command's ``--suggest``). Offline, on CPU.
 """
+
+# Where a suggestion comes from: the draft's own bibliography or the corpus. Here, not in ``draft``,
+# so that the check's report formats read them without importing the rankers (sklearn, bm25s).
+BIBLIOGRAPHY, CORPUS = "bibliography", "corpus"

@@ -17,11 +17,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from citeworth.check.draft import CITED, FLAGGED, Draft, Sentence
+from citeworth.suggest import BIBLIOGRAPHY, CORPUS
 from citeworth.suggest.candidates import Candidate, bib_candidates, draft_candidates, front_matter_bibs
 from citeworth.suggest.dense import Encoder
 from citeworth.suggest.ranker import Ranker, fuse, order
 
-BIBLIOGRAPHY, CORPUS = "bibliography", "corpus"
 CITE_TEXT = {"tex": "~\\cite{{{key}}}", "md": " [@{key}]"}
 _FINAL_PUNCTUATION = ".!?;:"
 
