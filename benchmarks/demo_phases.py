@@ -18,9 +18,9 @@ benchmarks/results/demo_phases.json, the runs keyed by ``--label``).
 
     python benchmarks/demo_phases.py --compare /tmp/demo-before /tmp/demo-after
 
-compares two kept builds file by file (JSON without its fingerprints, which digest the code, and
-metrics without their wall-clock runtime keys, the one declared exception, see
-citeworth/models/train.py) and lists what differs.
+compares two kept builds file by file (JSON without its digests of the code -- fingerprints, the
+silver embeddings' cache key -- and metrics without their wall-clock runtime keys, the one declared
+exception, see citeworth/models/train.py), lists what differs and keeps that under ``--label``.
 """
 
 from __future__ import annotations
@@ -47,6 +47,9 @@ OUTPUT_DIRS = ("data", "interim", "interim_baseline", "metrics", "models", "plot
 RUNTIME_JSON = ("metrics/models/", "metrics/models.json")
 RUNTIME_TEXT = ("reports/table4.md",)
 SKIPPED_PARTS = ("dvclive",)  # DVCLive's logs carry timestamps
+# JSON keys holding digests of the code (fingerprints; the silver embeddings' cache key): another
+# version of the code has others by design.
+DIGESTS_OF_CODE = ("fingerprint", "cache_key")
 DATA_STAGES = ("download", "pdf2tei", "curate", "curate_baseline", "assemble", "assemble_baseline",
                "validate")
 
@@ -199,8 +202,8 @@ def _cpu_model() -> str:
 
 
 def output_digests(checkout: Path) -> dict[str, str]:
-    """sha256 of every output file; JSON without its fingerprints (they digest the code, which two
-    versions of it do not share) and, where they are kept, the wall-clock runtimes."""
+    """sha256 of every output file; JSON without its digests of the code (``DIGESTS_OF_CODE``) and,
+    where they are kept, the wall-clock runtimes."""
     sys.path.insert(0, str(ROOT))
     from citeworth.models.train import RUNTIME_METRICS
 
@@ -212,7 +215,7 @@ def output_digests(checkout: Path) -> dict[str, str]:
                 continue
             content = path.read_bytes()
             if rel.endswith(".json"):
-                dropped = {"fingerprint", *(RUNTIME_METRICS if rel.startswith(RUNTIME_JSON) else ())}
+                dropped = {*DIGESTS_OF_CODE, *(RUNTIME_METRICS if rel.startswith(RUNTIME_JSON) else ())}
                 content = json.dumps(_without(json.loads(content), dropped), sort_keys=True).encode()
             elif rel in RUNTIME_TEXT:  # Table 4 without its runtime column (the last but one)
                 content = "\n".join("|".join(line.split("|")[:-3]) for line in
@@ -241,21 +244,23 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--rev", default="HEAD", help="the commit to clone and run")
-    parser.add_argument("--label", default="current", help="the key of this run in --out")
+    parser.add_argument("--label", default="current", help="the key of this run (or comparison) in --out")
     parser.add_argument("--keep", type=Path, help="clone into this (new or empty) folder and keep it")
     parser.add_argument("--out", type=Path, default=RESULTS)
     parser.add_argument("--compare", nargs=2, type=Path, metavar=("FIRST", "SECOND"),
                         help="compare the outputs of two kept builds instead of running")
     args = parser.parse_args()
     if args.compare:
-        print(json.dumps(compare(*args.compare), indent=2))
-        return
-    result = run_demo(args.rev, args.keep)
+        result = {**compare(*args.compare), "builds": [str(path) for path in args.compare]}
+    else:
+        result = run_demo(args.rev, args.keep)
     result["command"] = "python benchmarks/demo_phases.py " + " ".join(sys.argv[1:])
     runs = json.loads(args.out.read_text()) if args.out.exists() else {}
     runs[args.label] = result
     args.out.write_text(json.dumps(runs, indent=2, sort_keys=True) + "\n")
-    print(json.dumps({k: result[k] for k in ("demo", "phases", "load_average_during", "table4")}, indent=2))
+    shown = ("different", "only_in_first", "only_in_second") if args.compare else \
+        ("demo", "phases", "load_average_during", "table4")
+    print(json.dumps({k: result[k] for k in shown}, indent=2))
 
 
 if __name__ == "__main__":
