@@ -20,6 +20,10 @@ Run from the project root (the default model is found there, as ``citeworth chec
   seconds: on a shared machine the wall time grows with the load, while on an idle one it is at
   most the CPU time. Baseline measured in the same run: ``citeworth predict`` (plain text in, the
   same model) on the same sentences. Target: <= 20 s.
+- **Cold, to the first flag**: the same draft checked by a fresh process in the default (GNU)
+  format, timed from the start to the first flag it prints, median of ``--repeats``. With
+  ``--before REV`` the same is measured for the code of commit REV (``git archive`` into a scratch
+  folder, run with the same interpreter, model and draft), alternating with today's run by run.
 
 Results: benchmarks/results/check.json (with the machine's load average).
 """
@@ -69,6 +73,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="timed checks of the draft (median; default 3)")
     parser.add_argument("--all-models", action="store_true",
                         help="also score the papers with every other saved model")
+    parser.add_argument("--before", metavar="REV",
+                        help="also time the first flag with the code of this commit")
     args = parser.parse_args(argv)
     mirror = Path(os.environ.get("CITEWORTH_MIRROR") or ROOT.parent / "shared" / "data")
     if not mirror.is_dir():
@@ -80,8 +86,9 @@ def main(argv: list[str] | None = None) -> int:
         names += sorted(n for n in json.loads(MODELS_SUMMARY.read_text()) if n != default.name
                         and (MODELS_DIR / n).is_dir())
     quality = {name: quality_of(MODELS_DIR / name, docs) for name in names}
-    speed = speed_of(default, docs, args.repeats)
+    speed = speed_of(default, docs, args.repeats, args.before)
     results = {
+        "command": "python benchmarks/check.py " + " ".join(argv if argv is not None else sys.argv[1:]),
         "machine": {"cpus": os.cpu_count(), "cores_used": CORES, "python": platform.python_version(),
                     "load_average_1m": round(os.getloadavg()[0], 2)},
         "default_model": default.name,
@@ -126,7 +133,7 @@ def ranking_quality(found: list[Sentence]) -> dict:
     }
 
 
-def speed_of(model_dir: Path, docs: dict[str, TexDocument], repeats: int) -> dict:
+def speed_of(model_dir: Path, docs: dict[str, TexDocument], repeats: int, before: str | None) -> dict:
     with tempfile.TemporaryDirectory() as folder:
         tex, txt = Path(folder) / "draft.tex", Path(folder) / "draft.txt"
         sentences = write_drafts(docs, tex, txt)
@@ -134,7 +141,10 @@ def speed_of(model_dir: Path, docs: dict[str, TexDocument], repeats: int) -> dic
         predict = ["predict", str(txt), "--model", str(model_dir)]
         checked, check_seconds, check_cpu = _timed(check, repeats)
         _, predict_seconds, predict_cpu = _timed(predict, repeats)
+        first_flag = first_flag_of(["check", str(tex), "--model", str(model_dir.resolve()), "--fail-on",
+                                    "1000000"], repeats, before)
     return {
+        "first_flag": first_flag,
         "draft_sentences": len(checked.splitlines()),
         "draft_sentences_written": sentences,
         "check_seconds_median": round(check_seconds, 2),
@@ -186,6 +196,49 @@ def _latex(text: str, formulas: dict[str, str]) -> str:
 
 def _escaped(text: str) -> str:
     return _SPECIAL.sub(lambda m: _ESCAPES[m.group()], text)
+
+
+def first_flag_of(args: list[str], repeats: int, before: str | None) -> dict:
+    """Seconds from the start of a fresh ``citeworth ARGS`` to its first line of output (a flag, in
+    the GNU format) and its CPU seconds, medians; today's code and, with ``before``, that commit's."""
+    with tempfile.TemporaryDirectory() as folder:
+        codes = {"today": ROOT}
+        if before:
+            codes["before"] = Path(folder)
+            archive = subprocess.run(["git", "-C", str(ROOT), "archive", before, "citeworth"], check=True,
+                                     capture_output=True).stdout
+            subprocess.run(["tar", "-x", "-C", folder], input=archive, check=True)
+        runs: dict[str, list[tuple[float, float]]] = {name: [] for name in codes}
+        for repeat in range(repeats):
+            for name in (list(codes) if repeat % 2 == 0 else list(reversed(codes))):
+                runs[name].append(_first_flag(args, codes[name]))
+    out: dict = {name: {"seconds_median": round(statistics.median(r[0] for r in times), 2),
+                        "cpu_seconds_median": round(statistics.median(r[1] for r in times), 2)}
+                 for name, times in runs.items()}
+    if before:
+        out["before"]["rev"] = subprocess.run(["git", "-C", str(ROOT), "rev-parse", before], check=True,
+                                              capture_output=True, text=True).stdout.strip()
+        out["ratio_today_to_before"] = round(out["today"]["seconds_median"]
+                                             / out["before"]["seconds_median"], 2)
+    return out
+
+
+def _first_flag(args: list[str], code: Path) -> tuple[float, float]:
+    """(seconds to the first line of stdout, CPU seconds of the whole run) of ``citeworth ARGS`` run
+    with the package in ``code`` (its working directory: ``python -m`` imports from there first)."""
+    cores = sorted(os.sched_getaffinity(0))[:CORES]
+    before, start = resource.getrusage(resource.RUSAGE_CHILDREN), time.perf_counter()
+    process = subprocess.Popen([sys.executable, "-m", "citeworth.cli", *args], cwd=code,
+                               stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                               env={**os.environ, "PYTHONPATH": str(code)},
+                               preexec_fn=lambda: os.sched_setaffinity(0, cores))
+    first = process.stdout.readline()
+    seconds = time.perf_counter() - start
+    process.stdout.read()
+    if process.wait() not in (0, 1) or not first:
+        raise SystemExit(f"citeworth {' '.join(args)} (code {code}) flagged nothing or failed")
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return seconds, after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
 
 
 def _timed(args: list[str], repeats: int) -> tuple[str, float, float]:

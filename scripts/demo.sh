@@ -1,20 +1,24 @@
 #!/usr/bin/env bash
 # The main job on the embedded default: the whole pipeline through DVC (dvc.yaml) -- download,
 # curate (+ the spans-only baseline), assemble, validate, train every model, domains, transfer,
-# report, the silver citation-linkage corpus. A second run reuses every finished stage; `dvc status`
-# tells what is out of date.
+# report, the silver citation-linkage corpus, the exports. A second run reuses every finished stage;
+# `dvc status` tells what is out of date.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-# The Table 4 models are independent: train them side by side, one process (one torch thread) per
-# model and as many at a time as there are cores, instead of dvc repro's train@<model> cells one
-# after another. Each process computes what its cell's `citeworth run train -S 'models=[NAME]'`
-# does (the same bytes); `dvc commit` then records them in dvc.lock as that cell would have, so
-# `dvc repro` finds them current (it would delete and retrain them otherwise). A model already
-# trained on this data with these params and code is skipped by the train stage itself.
 dvc repro validate
-citeworth run train --workers "$(getconf _NPROCESSORS_ONLN)"
-dvc commit --force train   # every train@<model> cell
-dvc repro
+# DVC runs one stage at a time. What follows validate needs nothing but what is built by now (the
+# report aside), so those stages run side by side, as many at a time as there are cores, each its
+# own dvc.yaml command in a process of its own (one torch thread: train.threads, domains.threads,
+# transfer.threads), its output in logs/<stage>.log; `dvc commit` then records them as `dvc repro`
+# would have (citeworth/orchestration/side_by_side.py). Longest first, so the cores finish together;
+# CPU seconds measured (benchmarks/results/demo_phases.json): PU 320 (it trains g, the no-weight
+# sentence model, then the PU model), domains 214, transfer 205, context 198, Solo 136, sentence 120,
+# Transformer and silver ~50, the rest under 25. sentence_noweight comes last: it is the fit PU's g
+# made, loaded from checkpoints/finished/ in seconds. `train` names any other model of params.yaml.
+python -m citeworth.orchestration.side_by_side --jobs "$(getconf _NPROCESSORS_ONLN)" \
+    train@pu domains transfer train@context train@solo train@sentence train@transformer silver \
+    related_work export train@crnn train@tfidf_lr train@sentence_noweight train
+dvc repro   # the report (Table 4); every other stage is current
 # `dvc metrics show` prints every metric of every stage as one very wide row; show the tables instead.
 awk '/^## Per split/ {exit} /^## Table 2/ {on = 1} on' reports/dataset_stats.md
 grep '^|' reports/table4.md

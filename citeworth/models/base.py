@@ -19,7 +19,8 @@ from citeworth.core.params import build, to_dict
 from citeworth.models.spec import AnyModelSpec, ModelSpec
 
 SPEC_FILE = "citeworth_model.json"
-# Each kind's module provides fit(spec, train, dev, seed, work_dir, live_dir) and load(path, spec).
+# Each kind's module provides fit(spec, train, dev, seed, work_dir, live_dir, finished_dir) and
+# load(path, spec).
 KIND_MODULES = {
     "tfidf_lr": "citeworth.models.tfidf",
     "crnn": "citeworth.models.sentence",

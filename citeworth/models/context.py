@@ -190,7 +190,7 @@ def _assemble(spec: ModelSpec, encoder, tokenizer) -> tuple[ContextClassifier, C
 
 
 def fit(spec: ModelSpec, train: list[dict], dev: list[dict], seed: int, work_dir: Path | None = None,
-        live_dir: Path | None = None) -> ContextModel:
+        live_dir: Path | None = None, finished_dir: Path | None = None) -> ContextModel:
     torch.manual_seed(seed)
     encoder, tokenizer = encoders.load_encoder_and_tokenizer(spec.encoder)
     module, adapter = _assemble(spec, encoder, tokenizer)
@@ -200,7 +200,8 @@ def fit(spec: ModelSpec, train: list[dict], dev: list[dict], seed: int, work_dir
     dev_set = loop.DevSet(dev_items, data.labels(dev)) if dev_items else None
     weights = data.balanced_class_weights(data.labels(train)) if spec.weighted_loss else np.ones(2)
     history = loop.fit(module, adapter, items, dev_set, spec.optim, seed, weights,
-                       checkpoint_dir=work_dir, live_dir=live_dir, desc=spec.name or spec.kind)
+                       checkpoint_dir=work_dir, live_dir=live_dir, desc=spec.name or spec.kind,
+                       finished_dir=finished_dir)
     model = ContextModel(spec, module, adapter, tokenizer)
     model.history = history
     model.stats = {"window": adapter.window, **{f"train_{k}": v for k, v in train_stats.items()}}

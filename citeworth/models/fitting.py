@@ -23,16 +23,17 @@ def model_spec(name: str, spec: ModelSpec) -> ModelSpec:
 
 
 def fit_model(model: ModelSpec, train: list[dict], dev: list[dict], seed: int, out_dir: Path | None,
-              live_dir: Path | None = None) -> TrainedModel:
+              live_dir: Path | None = None, finished_dir: Path | None = None) -> TrainedModel:
     """Train one model on dataset records; early stopping on ``dev``.
 
     ``out_dir`` holds the fit's resumable checkpoints (removed when it completes; a rerun after a
-    crash resumes there); ``live_dir`` receives the DVCLive log. Save the result with
+    crash resumes there); ``live_dir`` receives the DVCLive log; ``finished_dir`` keeps finished
+    fits for another model with the same inputs (``loop.FinishedFits``). Save the result with
     ``TrainedModel.save``.
     """
     random.seed(seed)
     np.random.seed(seed)
-    return kind_module(model.kind).fit(model, train, dev, seed, out_dir, live_dir)
+    return kind_module(model.kind).fit(model, train, dev, seed, out_dir, live_dir, finished_dir)
 
 
 def evaluate(trained: TrainedModel, records: list[dict]) -> dict:

@@ -2,8 +2,9 @@
 
 AdamW with linear warmup and decay, gradient accumulation, gradient clipping, early stopping on
 a dev score (``optim.select_on``: F1 or PR AUC), resumable checkpoints (a killed run continues
-from its last checkpoint with the same data order and RNG state), DVCLive logging, CPU or GPU
-automatically.
+from its last checkpoint with the same data order and RNG state), finished fits kept by what
+decides their result (``FinishedFits``: a second fit of the same inputs loads the first one's
+weights), DVCLive logging, CPU or GPU automatically.
 
 On CUDA the loop trains in mixed precision (``Precision``: bf16 autocast where the GPU supports it,
 else fp16 autocast with a gradient scaler), a background thread collates and pins the next batches
@@ -22,6 +23,7 @@ import contextlib
 import hashlib
 import logging
 import math
+import os
 import queue
 import shutil
 import threading
@@ -36,15 +38,18 @@ import torch
 from torch.nn import functional as F
 from tqdm.auto import tqdm
 
-from citeworth.core.fingerprint import fingerprint
+from citeworth.core.fingerprint import digest, fingerprint
 from citeworth.core.io import atomic_write
-from citeworth.models.evaluation import THRESHOLD, prf, ranking_metrics
+from citeworth.core.schema import THRESHOLD
 from citeworth.models.spec import OptimParams
 
 log = logging.getLogger(__name__)
 BUCKET_BATCHES = 50  # batches per length bucket when shuffling: little padding, still random
 PREFETCH_BATCHES = 2  # CUDA: batches collated and pinned ahead of the one the GPU works on
 POSTFIX_EVERY = 10  # optimizer steps between progress-bar loss updates (each reads the loss back)
+# Finished fits a store keeps, the least recently used beyond dropped: more than a train run of the
+# demo makes (8), so that a fit is still there when another model asks for it later in the run.
+FINISHED_FITS_KEPT = 12
 # The code a checkpoint comes from: a fit is resumed only by the code that started it (this module's
 # import closure and that of the network's and the adapter's modules, see ``_fingerprint``).
 CODE = (__name__,)
@@ -250,6 +255,8 @@ class DevSet:
 
     def evaluate(self, module, adapter, batch_size, device, precision: Precision = Precision()) -> dict:
         """Dev F1 (at the threshold) and PR AUC, the scores ``optim.select_on`` chooses from."""
+        from citeworth.models.evaluation import prf, ranking_metrics  # sklearn: not for scoring alone
+
         scores = predict_proba(module, adapter, self.items, len(self.labels), batch_size, device, "dev",
                                precision)
         return {"f1": prf(self.labels, (scores >= THRESHOLD).astype(np.int64))["f1"],
@@ -270,11 +277,22 @@ class LoopState:
 
 def fit(module: torch.nn.Module, adapter: Adapter, train_items: list[Item], dev: DevSet | None,
         optim: OptimParams, seed: int, class_weights: np.ndarray, checkpoint_dir: Path | None = None,
-        live_dir: Path | None = None, desc: str = "train") -> list[dict]:
-    """Train ``module`` in place; on return it holds the best-on-dev weights. Returns the eval history."""
+        live_dir: Path | None = None, desc: str = "train", finished_dir: Path | None = None) -> list[dict]:
+    """Train ``module`` in place; on return it holds the best-on-dev weights. Returns the eval history.
+
+    ``finished_dir``: a ``FinishedFits`` store; a fit found there is loaded instead of run (its
+    weights, history and DVCLive log), and a fit run to the end is added."""
     device = resolve_device(optim.device)
     precision = precision_for(device, optim.precision)
     module.to(device)
+    finished = key = None
+    if finished_dir:
+        finished = FinishedFits(finished_dir)
+        key = finished_key(module, adapter, train_items, dev, optim, seed, class_weights, device)
+        if (history := finished.restore(key, module, live_dir)) is not None:
+            log.info("%s: the same fit (initial weights, data, params, seed, code, threads) finished "
+                     "before: its weights loaded from %s", desc, finished.path(key))
+            return history
     torch.manual_seed(seed)
     batches_per_epoch = math.ceil(len(train_items) / optim.batch_size)
     steps_per_epoch = math.ceil(batches_per_epoch / optim.grad_accum)
@@ -298,6 +316,8 @@ def fit(module: torch.nn.Module, adapter: Adapter, train_items: list[Item], dev:
         module.load_state_dict(trainer.best_state)  # back to the best-on-dev weights
     if checkpoints:
         checkpoints.clear()
+    if finished:
+        finished.add(key, module, state.history, live_dir)
     return state.history
 
 
@@ -485,6 +505,87 @@ def _fingerprint(module: torch.nn.Module, adapter: Adapter, optim: OptimParams, 
         flat = [x for item in items for x in getattr(item, part)]
         data.update(np.asarray(flat, dtype=np.float64 if part == "weights" else np.int64).tobytes())
     return fingerprint(code, shapes=repr(shapes), optim=repr(optim), seed=seed, data=data.hexdigest())
+
+
+def finished_key(module: torch.nn.Module, adapter: Adapter, items: list[Item], dev: DevSet | None,
+                 optim: OptimParams, seed: int, class_weights: np.ndarray, device: torch.device) -> str:
+    """What decides a fit's result: what a checkpoint must match (code, params, seed, training
+    data), the initial weights, the items whole (windows, owned sentences), the dev set, the class
+    weights, the device and torch's threads (they may change float sums) -- not the model's name
+    nor where its files go."""
+    initial = hashlib.sha256()
+    for name, tensor in module.state_dict().items():
+        initial.update(name.encode() + b"\0")
+        initial.update(tensor.detach().cpu().contiguous().reshape(-1).view(torch.uint8).numpy().tobytes())
+    dev_part = None if dev is None else [_items_digest(dev.items), np.asarray(dev.labels).tolist()]
+    return digest({"resume": _fingerprint(module, adapter, optim, seed, items),
+                   "initial": initial.hexdigest(), "items": _items_digest(items), "dev": dev_part,
+                   "class_weights": [float(w) for w in class_weights], "device": device.type,
+                   "threads": torch.get_num_threads()})
+
+
+def _items_digest(items: list[Item]) -> str:
+    sha = hashlib.sha256()
+    for item in items:
+        sha.update(repr((item.input_ids, item.labels, item.weights, item.index, sorted(item.extra.items())))
+                   .encode())
+    return sha.hexdigest()
+
+
+class FinishedFits:
+    """Fits run to the end, one file each (``<key>.pt``: the final weights, the eval history and the
+    DVCLive log), by ``finished_key``, so that a second fit of the same inputs under another name
+    loads them: the PU model's first classifier g is the no-weight sentence model's fit. The
+    ``FINISHED_FITS_KEPT`` most recently used are kept. A store only saves time: one that cannot be
+    read or written is logged and the fit runs."""
+
+    def __init__(self, directory: Path):
+        self.directory = Path(directory)
+
+    def path(self, key: str) -> Path:
+        return self.directory / f"{key}.pt"
+
+    def restore(self, key: str, module: torch.nn.Module, live_dir: Path | None) -> list[dict] | None:
+        """The history of fit ``key`` with its weights loaded into ``module`` (and its DVCLive log
+        written to ``live_dir``); None when the store does not have it."""
+        path = self.path(key)
+        try:
+            payload = torch.load(path, map_location=next(module.parameters()).device, weights_only=True)
+            os.utime(path)  # recently used
+        except FileNotFoundError:
+            return None
+        except Exception as exc:  # a torn or foreign file: the fit runs and replaces it
+            log.warning("finished fit %s unreadable (%s): training", path, exc)
+            return None
+        module.load_state_dict(payload["state"])
+        if live_dir is not None:
+            shutil.rmtree(live_dir, ignore_errors=True)
+            for relative, content in payload["live"].items():
+                target = Path(live_dir) / relative
+                target.parent.mkdir(parents=True, exist_ok=True)
+                target.write_bytes(content)
+        return payload["history"]
+
+    def add(self, key: str, module: torch.nn.Module, history: list[dict], live_dir: Path | None) -> None:
+        live = {} if live_dir is None else {path.relative_to(live_dir).as_posix(): path.read_bytes()
+                                            for path in sorted(Path(live_dir).rglob("*")) if path.is_file()}
+        try:
+            with atomic_write(self.path(key), "wb") as handle:
+                torch.save({"state": _cpu_copy(module), "history": history, "live": live}, handle)
+            self._evict()
+        except OSError as exc:
+            log.warning("could not keep the finished fit in %s (%s)", self.directory, exc)
+
+    def _evict(self) -> None:
+        def used(path: Path) -> float:
+            try:
+                return path.stat().st_mtime
+            except FileNotFoundError:  # evicted by another process meanwhile
+                return 0.0
+
+        entries = sorted(self.directory.glob("*.pt"), key=used, reverse=True)
+        for stale in entries[FINISHED_FITS_KEPT:]:
+            stale.unlink(missing_ok=True)
 
 
 @contextlib.contextmanager

@@ -121,9 +121,9 @@ def oversample(items: list[loop.Item], rng: np.random.Generator) -> list[loop.It
 
 
 def fit(spec: ModelSpec, train: list[dict], dev: list[dict], seed: int, work_dir: Path | None = None,
-        live_dir: Path | None = None) -> TorchModel:
+        live_dir: Path | None = None, finished_dir: Path | None = None) -> TorchModel:
     if spec.pu:
-        return _fit_pu(spec, train, dev, seed, work_dir, live_dir)
+        return _fit_pu(spec, train, dev, seed, work_dir, live_dir, finished_dir)
     torch.manual_seed(seed)
     module, tokenizer = build(spec, train)
     adapter = SentenceAdapter(tokenizer, spec.max_length)
@@ -132,27 +132,30 @@ def fit(spec: ModelSpec, train: list[dict], dev: list[dict], seed: int, work_dir
     if spec.kind == "crnn" and spec.crnn.oversample:
         items = oversample(items, np.random.default_rng(seed))
     weights = data.balanced_class_weights(data.labels(train)) if spec.weighted_loss else np.ones(2)
-    model = _train(spec, module, adapter, tokenizer, items, weights, dev, seed, work_dir, live_dir)
+    model = _train(spec, module, adapter, tokenizer, items, weights, dev, seed, work_dir, live_dir,
+                   finished_dir)
     model.stats = train_stats
     return model
 
 
 def _train(spec, module, adapter, tokenizer, items, class_weights, dev, seed, work_dir,
-           live_dir) -> TorchModel:
+           live_dir, finished_dir) -> TorchModel:
     dev_items = adapter.items(dev)
     dev_set = loop.DevSet(dev_items, data.labels(dev)) if dev_items else None
     history = loop.fit(module, adapter, items, dev_set, spec.optim, seed, class_weights,
-                       checkpoint_dir=work_dir, live_dir=live_dir, desc=spec.name or spec.kind)
+                       checkpoint_dir=work_dir, live_dir=live_dir, desc=spec.name or spec.kind,
+                       finished_dir=finished_dir)
     model = TorchModel(spec, module, adapter, tokenizer)
     model.history = history
     return model
 
 
-def _fit_pu(spec, train, dev, seed, work_dir, live_dir) -> TorchModel:
+def _fit_pu(spec, train, dev, seed, work_dir, live_dir, finished_dir) -> TorchModel:
     """g: an unweighted classifier of labelled vs unlabelled (its scores must be calibrated), then the
-    PU model on positives + duplicated, weighted unlabelled sentences."""
+    PU model on positives + duplicated, weighted unlabelled sentences. g is the fit of the same spec
+    without PU and weights (the demo's sentence_noweight): a ``finished_dir`` shares it."""
     g_spec = spec.model_copy(update={"pu": False, "weighted_loss": False, "name": f"{spec.name or 'pu'}/g"})
-    g = fit(g_spec, train, dev, seed, _sub(work_dir, "g"), _sub(live_dir, "g"))
+    g = fit(g_spec, train, dev, seed, _sub(work_dir, "g"), _sub(live_dir, "g"), finished_dir)
     dev_labels = data.labels(dev)
     c = pu.estimate_c(g.predict_proba(dev)[dev_labels == 1])
     train_w = pu.unlabelled_positive_weights(g.predict_proba(train), c)
@@ -164,7 +167,7 @@ def _fit_pu(spec, train, dev, seed, work_dir, live_dir) -> TorchModel:
     adapter = SentenceAdapter(tokenizer, spec.max_length)
     items = pu.pu_items(adapter.items(train), dict(enumerate(train_w.tolist())))
     model = _train(spec, module, adapter, tokenizer, items, np.ones(2), dev, seed,
-                   _sub(work_dir, "pu"), _sub(live_dir, "pu"))
+                   _sub(work_dir, "pu"), _sub(live_dir, "pu"), finished_dir)
     model.stats = {**g.stats, "pu_c": round(c, 6), "pu_g_history": g.history,
                    "pu_mean_unlabelled_weight": round(mean_w, 6)}
     return model

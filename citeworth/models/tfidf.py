@@ -41,7 +41,9 @@ class TfidfModel(TrainedModel):
         return int(clf.coef_.size + clf.intercept_.size)
 
 
-def fit(spec: ModelSpec, train: list[dict], dev: list[dict], seed: int, work_dir=None, live_dir=None):
+def fit(spec: ModelSpec, train: list[dict], dev: list[dict], seed: int, work_dir=None, live_dir=None,
+        finished_dir=None):
+    """Fitted in a second: no checkpoints, no log, nothing kept to reuse (the dirs are ignored)."""
     params = spec.tfidf
     pipeline = Pipeline([
         ("tfidf", TfidfVectorizer(ngram_range=(1, params.ngram_max), min_df=params.min_df,

@@ -58,6 +58,10 @@ RUNTIME_METRICS = ("runtime_seconds", "train_seconds")
 # The code a trained model comes from, this module's import closure (every model kind of the
 # registry): an edit to it retrains every model, an edit to Table 4 (citeworth.report) does not.
 CODE = (__name__,)
+# Under checkpoints_dir: finished fits by their inputs (models.loop.FinishedFits), shared by the
+# models of every run -- PU's g is the no-weight sentence model's fit. Not a param: where finished
+# work is kept changes no output.
+FINISHED_FITS = "finished"
 
 
 def without_runtimes(metrics):
@@ -88,7 +92,7 @@ class TrainParams(Params):
     reports_dir: Path = Path("reports/models")
     """<reports_dir>/<name>/: the model card and saliency examples."""
     checkpoints_dir: Path = Path("checkpoints")
-    """resumable state of unfinished fits (outside DVC outs)"""
+    """resumable state of unfinished fits, and finished fits for reuse under finished/ (outside DVC outs)"""
     saliency_examples: int
     """most and least confident test sentences explained; 0 = none"""
     threads: int | None
@@ -207,7 +211,8 @@ def _run_seed(spec: ModelSpec, splits: dict, params: TrainParams, seed: int):
     start = time.perf_counter()
     trained = fit_model(spec, splits["train"], splits["dev"], seed,
                         out_dir=params.checkpoints_dir / spec.name / f"seed{seed}",
-                        live_dir=params.plots_dir / spec.name / "dvclive" / f"seed{seed}")
+                        live_dir=params.plots_dir / spec.name / "dvclive" / f"seed{seed}",
+                        finished_dir=params.checkpoints_dir / FINISHED_FITS)
     train_seconds = time.perf_counter() - start
     dev = evaluate(trained, splits["dev"])
     test_scores = trained.predict_proba(splits["test"])

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import threading
 
 import numpy as np
@@ -121,6 +122,66 @@ def test_interrupted_training_resumes_to_the_same_weights(tmp_path, monkeypatch)
     for key, value in state(straight).items():
         assert torch.equal(value, resumed.state_dict()[key]), key
     assert not (tmp_path / "ckpt").exists()  # cleared once the fit completed
+
+
+def test_a_finished_fit_is_loaded_by_a_fit_of_the_same_inputs_under_another_name(tmp_path, monkeypatch):
+    train = items(40)
+    dev = loop.DevSet(items(12, seed=1), np.array([it.labels[0] for it in items(12, seed=1)]))
+    params, store = optim(eval_every=2, patience=10), tmp_path / "finished"
+    trained = crnn()
+    history = loop.fit(trained, TokenAdapter(), train, dev, params, seed=3, class_weights=np.ones(2),
+                       live_dir=tmp_path / "first" / "dvclive", finished_dir=store)
+    assert len(list(store.glob("*.pt"))) == 1
+
+    def no_training(self):
+        raise AssertionError("a finished fit was trained again")
+
+    monkeypatch.setattr(loop._Trainer, "run", no_training)
+    reused = crnn()  # the same initial weights, data, params and seed: what "another model" would fit
+    assert loop.fit(reused, TokenAdapter(), train, dev, params, seed=3, class_weights=np.ones(2),
+                    live_dir=tmp_path / "second" / "dvclive", finished_dir=store) == history
+    for key, value in state(trained).items():
+        assert torch.equal(value, reused.state_dict()[key]), key
+    first, second = (sorted(p.relative_to(tmp_path / run).as_posix() for p in (tmp_path / run).rglob("*")
+                            if p.is_file()) for run in ("first", "second"))
+    assert second == first and first  # the DVCLive log comes with it
+
+
+@pytest.mark.parametrize("change", ["class_weights", "dev", "initial_weights", "seed", "threads"])
+def test_a_fit_of_other_inputs_is_not_taken_from_the_store(tmp_path, change, monkeypatch):
+    train = items(24)
+    dev_items = items(8, seed=1)
+    dev = loop.DevSet(dev_items, np.array([it.labels[0] for it in dev_items]))
+    args = {"module": crnn(), "adapter": TokenAdapter(), "items": train, "dev": dev, "optim": optim(),
+            "seed": 3, "class_weights": np.ones(2), "device": torch.device("cpu")}
+    before = loop.finished_key(**args)
+    if change == "class_weights":  # sentence and sentence_noweight differ only here
+        args["class_weights"] = np.array([0.7, 1.8])
+    elif change == "dev":
+        args["dev"] = loop.DevSet(dev_items, 1 - dev.labels)
+    elif change == "initial_weights":
+        torch.manual_seed(1)
+        args["module"] = CRNN(VOCAB, 0, CrnnParams(embedding_dim=8, filters=4, kernel_sizes=[3], hidden=8,
+                                                   dropout=0.3))
+    elif change == "seed":
+        args["seed"] = 4
+    else:
+        monkeypatch.setattr(torch, "get_num_threads", lambda: 2)
+    assert loop.finished_key(**args) != before
+
+
+def test_the_store_keeps_the_most_recently_used_fits(tmp_path, monkeypatch):
+    monkeypatch.setattr(loop, "FINISHED_FITS_KEPT", 2)
+    store, module = loop.FinishedFits(tmp_path), crnn()
+    for n, key in enumerate("abc"):
+        store.add(key, module, [{"step": n}], None)
+        os.utime(store.path(key), (n, n))  # a, b, c in this order
+    assert sorted(p.stem for p in tmp_path.glob("*.pt")) == ["b", "c"]
+    assert store.restore("b", crnn(), None) == [{"step": 1}]  # used: now the newest
+    store.add("d", module, [{"step": 3}], None)
+    assert sorted(p.stem for p in tmp_path.glob("*.pt")) == ["b", "d"]
+    store.path("b").write_bytes(b"torn")
+    assert store.restore("b", crnn(), None) is None  # unreadable: the fit runs
 
 
 class ScriptedDev:

@@ -6,10 +6,11 @@ from __future__ import annotations
 import json
 
 import pytest
-from test_domains_study import records
+from test_domains_study import records, tiny_encoder  # noqa: F401 (a fixture)
 
 from citeworth.core import knobs
 from citeworth.core.io import write_jsonl
+from citeworth.models import loop
 from citeworth.models import train as train_stage
 
 pytestmark = pytest.mark.usefixtures("torch_one_thread")
@@ -110,3 +111,25 @@ def test_models_trained_side_by_side_write_the_bytes_of_one_after_another(params
         built[workers] = (summary, _outputs(root))
     assert built[2] == built[1]
     assert {"models/crnn/citeworth_model.json", "metrics/models/crnn.json"} <= set(built[2][1])
+
+
+def test_pus_first_classifier_is_the_no_weight_models_fit_trained_once(params, tmp_path, monkeypatch,
+                                                                        request):
+    encoder = request.getfixturevalue("tiny_encoder")  # a 2-layer BERT: seconds
+    plain = {"kind": "sentence", "encoder": encoder, "max_length": 16, "weighted_loss": False,
+             "optim": {"batch_size": 8, "epochs": 1, "max_steps": 4, "eval_batch_size": 16}}
+    catalog = {"pu": {**plain, "pu": True}, "noweight": plain}
+    settings = {**SETTINGS, "threads": 1}
+    runs = []
+    real_run = loop._Trainer.run
+    monkeypatch.setattr(loop._Trainer, "run", lambda self: runs.append(self.desc) or real_run(self))
+    built = {}
+    for models in (["pu", "noweight"], ["noweight"]):
+        root = tmp_path / "_".join(models)
+        root.mkdir()
+        (root / "data").symlink_to(tmp_path / "data")
+        monkeypatch.chdir(root)
+        train_stage.train(train_stage.TrainParams(models=models, catalog=catalog, **settings))
+        built[len(models)] = {k: v for k, v in _outputs(root).items() if "noweight" in k}
+    assert runs == ["pu/g", "pu", "noweight"]  # beside PU the no-weight model was loaded, not trained
+    assert built[2] == built[1] and "models/noweight/citeworth_model.json" in built[2]

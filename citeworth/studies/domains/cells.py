@@ -41,8 +41,10 @@ class CellRunner:
 
     def __post_init__(self) -> None:
         self.spec = model_spec("domains", self.params.model)
+        # torch's threads too: they may change float sums
         self.base = {"data": self.version, "split": list(self.params.split),
-                     "split_seed": self.params.split_seed, "model": to_dict(self.spec)}
+                     "split_seed": self.params.split_seed, "model": to_dict(self.spec),
+                     "threads": self.params.threads}
 
     def cell_fingerprint(self, train_field: str, test_field: str) -> str:
         return fingerprint(CODE, **self.base, train=train_field, test=test_field,

@@ -149,7 +149,7 @@ def pretrain_variant(variant: str, params: TransferParams) -> dict:
         if not path.exists():
             raise StageFailed(f"{path} is missing: run the assemble stage first")
     expected = fingerprint(CODE, variant=variant, encoder=params.encoder, pretrain=to_dict(params.pretrain),
-                           data=data_version(split_paths))
+                           data=data_version(split_paths), threads=params.threads)  # may change float sums
     if (info := current_record(directory / INFO_FILE, expected)) is not None:
         log.info("transfer: %s is up to date (%s)", variant, directory)
         return info

@@ -60,7 +60,8 @@ def run_downstream(task: TaskSpec, variant: str, encoder: str, encoder_fingerpri
     """Fine-tune ``encoder`` on ``task`` with ``seed``, or reuse the run's result if up to date."""
     ds = params.downstream
     expected = fingerprint(CODE, task=asdict(task), encoder=encoder_fingerprint, seed=seed,
-                           finetune=to_dict(ds.finetune), data=data_version(task_files(ds.data_root, task)))
+                           finetune=to_dict(ds.finetune), data=data_version(task_files(ds.data_root, task)),
+                           threads=params.threads)  # they may change float sums
     path = Path(params.runs_dir) / task.name / f"{variant}-seed{seed}.json"
     if (result := current_record(path, expected)) is not None:
         return result
