@@ -14,20 +14,21 @@ from session_builds import built_once, copy_tree
 ROOT = Path(__file__).resolve().parents[1]
 
 
-# The modules that take minutes, longest first (seconds in a serial run on an idle 2-core machine:
+# The modules that take minutes, longest first (seconds each under `make test` on an idle 2-core machine:
 # `make test` prints the slowest tests). `make test` spreads whole modules over pytest-xdist workers
 # in collection order, so these start first and the short ones fill the other workers' time instead
 # of one long module starting last.
 LONGEST_FIRST = (
-    "integration/test_cluster.py",                # ~970 s: one native cluster, backfill and faults
-    "integration/test_airflow_dags.py",           # ~230 s
-    "integration/test_results_page_browser.py",   # ~150 s
-    "integration/test_splitter_equivalence.py",   # ~130 s
-    "integration/test_demo_models.py",            # ~120 s
-    "integration/test_dvc_reproducible.py",       # ~55 s
-    "integration/test_airflow_arxiv_latex.py",    # ~50 s
-    "integration/test_airflow_setup.py",          # ~45 s
-    "integration/test_dvc_pipeline.py",           # ~40 s
+    "integration/test_cluster.py",                # ~930 s: one native cluster, backfill and faults
+    "integration/test_airflow_dags.py",           # ~360 s
+    "integration/test_results_page_browser.py",   # ~240 s
+    "integration/test_demo_models.py",            # ~180 s
+    "integration/test_dvc_reproducible.py",       # ~90 s
+    "integration/test_airflow_setup.py",          # ~70 s
+    "integration/test_airflow_arxiv_latex.py",    # ~60 s
+    "integration/test_dvc_pipeline.py",           # ~50 s
+    "integration/test_remote_workspace.py",       # ~50 s
+    "unit/test_orchestration_runs.py",            # ~45 s
 )
 
 
