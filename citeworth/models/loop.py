@@ -292,6 +292,8 @@ def fit(module: torch.nn.Module, adapter: Adapter, train_items: list[Item], dev:
         if (history := finished.restore(key, module, live_dir)) is not None:
             log.info("%s: the same fit (initial weights, data, params, seed, code, threads) finished "
                      "before: its weights loaded from %s", desc, finished.path(key))
+            if checkpoint_dir:  # an interrupted earlier attempt's, as a completed fit leaves none
+                shutil.rmtree(checkpoint_dir, ignore_errors=True)
             return history
     torch.manual_seed(seed)
     batches_per_epoch = math.ceil(len(train_items) / optim.batch_size)
@@ -510,16 +512,21 @@ def _fingerprint(module: torch.nn.Module, adapter: Adapter, optim: OptimParams, 
 def finished_key(module: torch.nn.Module, adapter: Adapter, items: list[Item], dev: DevSet | None,
                  optim: OptimParams, seed: int, class_weights: np.ndarray, device: torch.device) -> str:
     """What decides a fit's result: what a checkpoint must match (code, params, seed, training
-    data), the initial weights, the items whole (windows, owned sentences), the dev set, the class
-    weights, the device and torch's threads (they may change float sums) -- not the model's name
-    nor where its files go."""
+    data), the network's and the adapter's settings that hold no weights (dropout, pooling), the
+    initial weights, the items whole (windows, owned sentences), the dev set, the class weights, the
+    device and torch's threads (they may change float sums) -- not the model's name nor where its
+    files go."""
     initial = hashlib.sha256()
     for name, tensor in module.state_dict().items():
         initial.update(name.encode() + b"\0")
         initial.update(tensor.detach().cpu().contiguous().reshape(-1).view(torch.uint8).numpy().tobytes())
     dev_part = None if dev is None else [_items_digest(dev.items), np.asarray(dev.labels).tolist()]
+    # The adapter's settings are its scalars (window, pooling, ...), not its tokenizer or statistics.
+    settings = {name: value for name, value in sorted(vars(adapter).items())
+                if isinstance(value, bool | int | float | str)}
     return digest({"resume": _fingerprint(module, adapter, optim, seed, items),
-                   "initial": initial.hexdigest(), "items": _items_digest(items), "dev": dev_part,
+                   "module": repr(module), "adapter": settings, "initial": initial.hexdigest(),
+                   "items": _items_digest(items), "dev": dev_part,
                    "class_weights": [float(w) for w in class_weights], "device": device.type,
                    "threads": torch.get_num_threads()})
 

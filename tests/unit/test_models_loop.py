@@ -147,7 +147,7 @@ def test_a_finished_fit_is_loaded_by_a_fit_of_the_same_inputs_under_another_name
     assert second == first and first  # the DVCLive log comes with it
 
 
-@pytest.mark.parametrize("change", ["class_weights", "dev", "initial_weights", "seed", "threads"])
+@pytest.mark.parametrize("change", ["class_weights", "dev", "initial_weights", "dropout", "seed", "threads"])
 def test_a_fit_of_other_inputs_is_not_taken_from_the_store(tmp_path, change, monkeypatch):
     train = items(24)
     dev_items = items(8, seed=1)
@@ -163,6 +163,10 @@ def test_a_fit_of_other_inputs_is_not_taken_from_the_store(tmp_path, change, mon
         torch.manual_seed(1)
         args["module"] = CRNN(VOCAB, 0, CrnnParams(embedding_dim=8, filters=4, kernel_sizes=[3], hidden=8,
                                                    dropout=0.3))
+    elif change == "dropout":  # no weights, no random draw at init: the same initial weights
+        torch.manual_seed(0)
+        args["module"] = CRNN(VOCAB, 0, CrnnParams(embedding_dim=8, filters=4, kernel_sizes=[3], hidden=8,
+                                                   dropout=0.5))
     elif change == "seed":
         args["seed"] = 4
     else:
