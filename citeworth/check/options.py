@@ -32,8 +32,6 @@ class CheckOptions:
             found["threshold"] = f"must be between 0 and 1 (got {self.threshold})"
         if self.top_k < 1:
             found["top_k"] = f"must be 1 or more (got {self.top_k})"
-        if self.syntax not in SYNTAXES:
-            found["syntax"] = f"must be one of {', '.join(SYNTAXES)} (got {self.syntax!r})"
         return found
 
 

@@ -49,6 +49,13 @@ class RememberingSplitter:
         self.known = {text: self.known[text] for text in texts}
         return iter([self.known[text] for text in texts])
 
+    def trial(self) -> RememberingSplitter:
+        """A splitter for a draft that is only tried (an edit not made): it starts from what this
+        one knows and keeps what it learns to itself, so this one's memory stays the real draft's."""
+        trial = RememberingSplitter(self.splitter)
+        trial.known = dict(self.known)
+        return trial
+
 
 @dataclass(eq=False)  # one object per draft: compared by identity
 class Project:
@@ -59,7 +66,12 @@ class Project:
     disk: dict[str, bytes] | None = None  # its files on disk, read again after saves and file events
     splitter: RememberingSplitter | None = None
     scores: dict = field(default_factory=dict)  # paragraph texts -> scores, of the last check
-    scored_by: int = -1  # the Checker.models count when ``scores`` were made (a new model: none hold)
+    scored_with: object = None  # the model that made ``scores`` (another one: none hold)
+
+    def holds(self, path: Path) -> bool:
+        """Whether the file ``path`` is part of this draft: the main file, or for LaTeX any file in
+        its folder tree (what it includes may change with any edit)."""
+        return path == self.main or (self.syntax == "tex" and path.is_relative_to(self.main.parent))
 
 
 @dataclass
@@ -114,12 +126,10 @@ class Checker:
         self._splitter = None
         self.model = None
         self.model_dir: Path | None = None
-        self.models = 0  # how many models were loaded (scores of an earlier one are not reused)
 
     def load_model(self, options: CheckOptions, root: Path) -> str | None:
         """Load the model ``options`` name (else the best of the project at ``root``); the
         message saying why not, if it cannot be loaded."""
-        self.models += 1
         try:
             self.model_dir, self.model = check_model(options.model, root)
         except (FileNotFoundError, ValueError) as exc:
@@ -141,9 +151,9 @@ class Checker:
             return checked
         if project.splitter is None:
             project.splitter = RememberingSplitter(self.splitter())
-        if project.scored_by != self.models:
+        if project.scored_with is not self.model:
             project.scores.clear()
-            project.scored_by = self.models
+            project.scored_with = self.model
         with collector.streaming():  # the loaded model and spaCy are not walked by every collection
             try:
                 draft = read_draft(str(project.main), project.syntax, checked.sources)
@@ -216,8 +226,8 @@ class Checker:
             draft = read_draft(str(main), "md", {main.name: text.encode()})
         except READ_ERRORS:
             return False
-        after = [s for paragraph in sentences([draft], checked.project.splitter or self.splitter())
-                 for s in paragraph]
+        splitter = checked.project.splitter.trial() if checked.project.splitter else self.splitter()
+        after = [s for paragraph in sentences([draft], splitter) for s in paragraph]
         before = checked.sentences
         if [s.text for s in after] != [s.text for s in before]:
             return False

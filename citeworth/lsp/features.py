@@ -99,11 +99,16 @@ def flag_hover(sentence: Sentence, suggestions: Sequence[Suggested]) -> str:
 def entry_hover(entry: Candidate, rank: int | None, of: int) -> str:
     """Markdown: a bibliography entry, and its rank for the sentence that cites it."""
     text = f"**{entry.title or entry.key}**"
-    details = ", ".join(part for part in (", ".join(entry.authors), str(entry.year or "")) if part)
+    details = _byline(entry)
     text += f"\n\n{details}" if details else ""
     if rank is not None:
         text += f"\n\nRank {rank} of {of} in the bibliography for this sentence (citeworth)"
     return text
+
+
+def _byline(entry: Candidate) -> str:
+    """The entry's authors and year, as much of them as it has."""
+    return ", ".join(part for part in (", ".join(entry.authors), str(entry.year or "")) if part)
 
 
 def key_at(line: str, column: int, syntax: str) -> str | None:
@@ -137,7 +142,7 @@ def completion_items(ranking: Sequence[Candidate], typed: str, cursor: types.Pos
     span = types.Range(start, cursor)
     return [types.CompletionItem(
         entry.key, kind=types.CompletionItemKind.Reference, detail=entry.title,
-        documentation=", ".join(filter(None, (", ".join(entry.authors), str(entry.year or "")))) or None,
+        documentation=_byline(entry) or None,
         sort_text=f"{rank:05d}", filter_text=entry.key, preselect=rank == 1,
         text_edit=types.TextEdit(span, entry.key),
         label_details=types.CompletionItemLabelDetails(description=f"#{rank}"))

@@ -20,9 +20,8 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from citeworth.check.run import syntax_of
-from citeworth.sources.base import RecordError
 from citeworth.sources.latex import project_files
-from citeworth.sources.latex.project import find_main, flatten, tex_texts
+from citeworth.sources.latex.project import decode, flatten, is_main_text, tex_texts
 
 MAX_LEVELS_UP = 2  # folders above a chapter's own searched for its main file
 _MAGIC_ROOT = re.compile(r"^\s*%\s*!\s*TEX\s+root\s*=\s*(.+?)\s*$", re.I | re.M)
@@ -41,7 +40,7 @@ def main_file(path: Path, text: str, boundary: Path | None) -> Path:
     head = "\n".join(text.splitlines()[:_MAGIC_LINES])
     if magic := _MAGIC_ROOT.search(head):
         return Path(os.path.normpath(path.parent / magic.group(1)))
-    if _is_main(path.name, text.encode()):
+    if is_main_text(text):
         return path
     folder = path.parent
     for _ in range(MAX_LEVELS_UP + 1):
@@ -54,18 +53,10 @@ def main_file(path: Path, text: str, boundary: Path | None) -> Path:
     return path
 
 
-def _is_main(name: str, data: bytes) -> bool:
-    try:
-        return find_main({name: data}, tex_texts({name: data})) == name
-    except RecordError:  # no_main_tex
-        return False
-
-
 def _includes(candidate: Path, path: Path) -> bool:
     """Whether ``candidate`` is a main file whose project includes ``path``."""
     try:
-        data = candidate.read_bytes()
-        if not _is_main(candidate.name, data):
+        if not is_main_text(decode(candidate.read_bytes())):
             return False
         texts = tex_texts(project_files(candidate))
     except OSError:

@@ -102,8 +102,7 @@ class CiteworthServer(LanguageServer):
     def files_changed(self, paths: list[Path]) -> None:
         """Files changed on disk (saved, created, deleted): the drafts they are part of are read again."""
         for project in list(self.projects.values()):
-            if any(path == project.main or path.is_relative_to(project.main.parent) for path in paths
-                   if project.syntax == "tex" or path == project.main):
+            if any(project.holds(path) for path in paths):
                 project.disk = None
                 self.schedule(project, 0)
 
@@ -129,7 +128,7 @@ class CiteworthServer(LanguageServer):
         found = {}
         for uri, document in self.workspace.text_documents.items():
             path = _path(uri)
-            if path == project.main or (project.syntax == "tex" and path.is_relative_to(project.main.parent)):
+            if project.holds(path):
                 found[path] = Buffer(document.source, document.version)
         return found
 

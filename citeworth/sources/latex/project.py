@@ -130,7 +130,7 @@ def find_main(files: dict[str, bytes], texts: dict[str, str]) -> str:
     candidates = [
         name
         for name, text in texts.items()
-        if _is_main(text) and posixpath.splitext(name)[1].lower() in (*TEX_SUFFIXES, "")
+        if is_main_text(text) and posixpath.splitext(name)[1].lower() in (*TEX_SUFFIXES, "")
     ]
     if not candidates:
         pdfs = [name for name in files if name.lower().endswith(".pdf")]
@@ -234,7 +234,7 @@ def _bare(name: str) -> str:
     return name[: -len(".tex")] if name.endswith(".tex") else name
 
 
-def _is_main(text: str) -> bool:
+def is_main_text(text: str) -> bool:
     stripped = strip_comments(text)
     return bool(_DOCUMENTCLASS.search(stripped) and BEGIN_DOCUMENT.search(stripped))
 
