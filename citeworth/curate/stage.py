@@ -68,7 +68,7 @@ class CurateParams(Params):
     inputs: list[InputSpec]
     """Which reader reads which downloaded files; each matching file (or shard pair) is one shard."""
     out_dir: Path
-    """paragraphs/, stats/ and quarantine/ of every shard."""
+    """paragraphs/, papers/, stats/ and quarantine/ of every shard."""
     rules: CurationConfig = Field(default_factory=CurationConfig)
     """The curation rules (the paper's and its public code's)."""
 

@@ -128,10 +128,11 @@ def _curated_copies(curated_dir: Path | None, wanted: set[tuple[str, str]]) -> d
     if not folder.is_dir():
         raise StageFailed(f"no curated papers in {folder} (validate.curated_dir): run curate first")
     found: dict[tuple[str, str], list[dict]] = defaultdict(list)
-    for path in sorted(folder.glob("*.jsonl")):
-        for copy in read_jsonl(path):
-            if (path.stem, copy["paper_id"]) in wanted:
-                found[(path.stem, copy["paper_id"])].append(copy)
+    for shard in sorted({shard for shard, _ in wanted}):  # only the shards the dataset draws on
+        path = folder / f"{shard}.jsonl"
+        for copy in read_jsonl(path) if path.is_file() else ():
+            if (shard, copy["paper_id"]) in wanted:
+                found[(shard, copy["paper_id"])].append(copy)
     return found
 
 
