@@ -8,12 +8,12 @@ steps of `make demo` after its setup: the venv is the one running this script, s
 not timed) with ``CITEWORTH_MIRROR`` as set (a local mirror keeps the download off the network).
 Every ``citeworth`` process the demo starts -- directly or as a DVC stage's command -- runs through
 a shim on PATH that records its arguments, start, end and CPU time (user + system of it and of the
-children it waited for: the train stage's worker processes); what is left of the demo's wall time
-is DVC's own work (hashing, the lock, the cache). Then ``dvc repro`` runs once more and must start
-no stage (the demo must leave the pipeline current). Reported per process and per phase (data:
-download to validate; train; the other stages), the load average sampled every 2 s (other tenants
-of a shared machine stretch wall time, hardly CPU time), the Table 4 rows, and a sha256 of every
-output file for comparing two builds (``--compare``). Writes ``--out`` (default
+children it waited for: a train stage's worker processes, when it has any); what is left of the
+demo's wall time is DVC's own work (hashing, the lock, the cache). Then ``dvc repro`` runs once more
+and must start no stage (the demo must leave the pipeline current). Reported per process and per
+phase (data: download to validate; train; the other stages), the load average sampled every 2 s
+(other tenants of a shared machine stretch wall time, hardly CPU time), the Table 4 rows, and a
+sha256 of every output file for comparing two builds (``--compare``). Writes ``--out`` (default
 benchmarks/results/demo_phases.json, the runs keyed by ``--label``).
 
     python benchmarks/demo_phases.py --compare /tmp/demo-before /tmp/demo-after

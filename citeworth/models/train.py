@@ -124,7 +124,7 @@ def train(params: TrainParams) -> dict:
     done = {spec.name: summary for spec in specs if (summary := _trained_before(spec, params, version))}
     if todo := [spec for spec in specs if spec.name not in done]:
         # models side by side, each in a fresh process of its own (the bytes of one after another): a
-        # knob, not a param; a DVC matrix cell or an Airflow task trains one; `make demo` passes its cores
+        # knob, not a param; a DVC matrix cell, an Airflow task and each of make demo's cells train one
         workers = min(knobs.workers(default=1), len(todo))
         done.update(_train_side_by_side(todo, params, version, workers) if workers > 1
                     else _train_here(todo, params, version))
