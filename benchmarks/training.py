@@ -54,8 +54,8 @@ def peak_rss_mb() -> float:
 def setup(name: str, max_steps: int):
     """The demo spec of ``name``, its module and adapter, and the demo train split as items."""
     from citeworth.models import context, data, sentence
+    from citeworth.models.data import load_splits
     from citeworth.models.fitting import model_spec
-    from citeworth.models.train import load_splits
     from citeworth.stages import stage_params
 
     params = stage_params("train", path=ROOT / "params.yaml")
@@ -179,8 +179,8 @@ def cuda_setup(size: str, steps: int, device: str):
     from transformers import BertConfig, BertForSequenceClassification
 
     from citeworth.models import data, encoders, sentence
+    from citeworth.models.data import load_splits
     from citeworth.models.fitting import model_spec
-    from citeworth.models.train import load_splits
     from citeworth.stages import stage_params
 
     params = stage_params("train", path=ROOT / "params.yaml")

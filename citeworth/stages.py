@@ -40,6 +40,7 @@ STAGES: dict[str, str] = {
     "silver": "citeworth.corpora.silver.stage:silver",
     "train": "citeworth.models.train:train",
     "domains": "citeworth.studies.domains.stage:domains",
+    "scaling": "citeworth.studies.scaling.stage:scaling",
     "transfer": "citeworth.studies.transfer.stage:transfer",
     "report": "citeworth.report.stage:report",
     "export": "citeworth.corpora.export.stage:export",

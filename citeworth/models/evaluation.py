@@ -53,8 +53,10 @@ def _ratio(numerator: float, denominator: float) -> float:
     return numerator / denominator if denominator else 0.0
 
 
-def classification_metrics(y_true: np.ndarray, scores: np.ndarray, fields: Sequence[str]) -> dict:
-    """Overall and per-field P/R/F1 at ``THRESHOLD``, the confusion matrix, ROC AUC and PR AUC."""
+def classification_metrics(y_true: np.ndarray, scores: np.ndarray, fields: Sequence[str],
+                           collections: Sequence[str] | None = None) -> dict:
+    """Overall and per-field P/R/F1 at ``THRESHOLD``, the confusion matrix, ROC AUC and PR AUC; with
+    ``collections`` (each sentence's source collection: eLife, PLOS, ...) every score per collection."""
     y_true = np.asarray(y_true)
     y_pred = (np.asarray(scores) >= THRESHOLD).astype(np.int64)
     metrics = prf(y_true, y_pred)
@@ -65,6 +67,12 @@ def classification_metrics(y_true: np.ndarray, scores: np.ndarray, fields: Seque
     metrics["per_field"] = {
         name: prf(y_true[field_array == name], y_pred[field_array == name]) for name in sorted(set(fields))
     }
+    if collections is not None:
+        group = np.asarray(collections)
+        metrics["per_collection"] = {
+            name: {**prf(y_true[group == name], y_pred[group == name]),
+                   **ranking_metrics(y_true[group == name], np.asarray(scores)[group == name])}
+            for name in sorted(set(collections))}
     return metrics
 
 

@@ -33,7 +33,17 @@ def fit_model(model: ModelSpec, train: list[dict], dev: list[dict], seed: int, o
     """
     random.seed(seed)
     np.random.seed(seed)
-    return kind_module(model.kind).fit(model, train, dev, seed, out_dir, live_dir, finished_dir)
+    train = data.sample_paragraphs(train, model.max_train_sentences, seed)
+    trained = kind_module(model.kind).fit(model, train, dev_sample(model, dev, seed), seed, out_dir, live_dir,
+                                          finished_dir)
+    trained.stats = {**(trained.stats or {}), "train_sentences": len(data.sentences(train)),
+                     "train_paragraphs": len(train)}
+    return trained
+
+
+def dev_sample(model: ModelSpec, dev: list[dict], seed: int) -> list[dict]:
+    """The dev paragraphs a fit stops early on and its seed is chosen by (``max_dev_sentences``)."""
+    return data.sample_paragraphs(dev, model.max_dev_sentences, seed)
 
 
 def evaluate(trained: TrainedModel, records: list[dict]) -> dict:
@@ -42,5 +52,6 @@ def evaluate(trained: TrainedModel, records: list[dict]) -> dict:
 
 
 def metrics_for(records: list[dict], scores: np.ndarray) -> dict:
-    return classification_metrics(data.labels(records), scores, data.fields(records))
+    return classification_metrics(data.labels(records), scores, data.fields(records),
+                                  data.collections(records))
 

@@ -148,6 +148,12 @@ class ModelSpec(Params):
     """class-balanced cross-entropy (the paper's default)"""
     pu: bool = False
     """sentence: Elkan & Noto PU learning on top of the classifier"""
+    max_train_sentences: int | None = Field(None, ge=1)
+    """Train on a seeded sample of whole training paragraphs holding about this many sentences (a
+    budget where the model cannot see every training sentence in time; the seed is the run's, so
+    every model with the same budget and seed sees the same paragraphs); null: every paragraph."""
+    max_dev_sentences: int | None = Field(None, ge=1)
+    """Early stopping and the best-seed choice on such a sample of the dev paragraphs; null: all."""
     # The sections: None here; each kind's class declares the ones it reads, with their defaults.
     optim: None = None
     """The torch training loop."""

@@ -30,12 +30,11 @@ import numpy as np
 import yaml
 
 from citeworth.core import knobs
-from citeworth.core.errors import StageFailed
 from citeworth.core.fingerprint import current_record, data_version, fingerprint
-from citeworth.core.io import read_jsonl, write_json, write_text
+from citeworth.core.io import write_json, write_text
 from citeworth.core.params import Params, ParamsError, to_dict
 from citeworth.core.processes import worker_pool
-from citeworth.core.schema import CITE_WORTHY, NOT_CITE_WORTHY, SPLITS
+from citeworth.core.schema import CITE_WORTHY, NOT_CITE_WORTHY
 from citeworth.core.threads import torch_threads
 from citeworth.models import data
 from citeworth.models.base import TrainedModel
@@ -47,7 +46,7 @@ from citeworth.models.evaluation import (
     mean_std,
     pr_curve_rows,
 )
-from citeworth.models.fitting import evaluate, fit_model, metrics_for, model_spec
+from citeworth.models.fitting import dev_sample, evaluate, fit_model, metrics_for, model_spec
 from citeworth.models.spec import AnyModelSpec, ModelSpec
 
 log = logging.getLogger(__name__)
@@ -99,28 +98,13 @@ class TrainParams(Params):
     """torch CPU threads; null = torch's default"""
 
 
-def split_files(data_dir: Path) -> list[Path]:
-    files = [Path(data_dir) / f"{s}.jsonl" for s in SPLITS]
-    if missing := [path.name for path in files if not path.exists()]:
-        raise StageFailed(f"{data_dir} lacks {', '.join(missing)}: run assemble first")
-    return files
-
-
-def load_splits(data_dir: Path) -> dict[str, list[dict]]:
-    splits = {path.stem: list(read_jsonl(path)) for path in split_files(data_dir)}
-    for split, records in splits.items():
-        if not data.sentences(records):
-            raise StageFailed(f"{data_dir}/{split}.jsonl has no sentences")
-    return splits
-
-
 def train(params: TrainParams) -> dict:
     """Train and evaluate ``params.models`` × ``params.seeds``; write each model's outputs."""
     unknown = [m for m in params.models if m not in params.catalog]
     if unknown:
         raise ParamsError(f"train.models names {unknown} not in train.catalog ({sorted(params.catalog)})")
     specs = [model_spec(name, params.catalog[name]) for name in params.models]
-    version = data_version(split_files(params.data_dir))
+    version = data_version(data.split_files(params.data_dir))
     done = {spec.name: summary for spec in specs if (summary := _trained_before(spec, params, version))}
     if todo := [spec for spec in specs if spec.name not in done]:
         # models side by side, each in a fresh process of its own (the bytes of one after another): a
@@ -132,7 +116,7 @@ def train(params: TrainParams) -> dict:
 
 
 def _train_here(specs: list[ModelSpec], params: TrainParams, version: str) -> dict[str, dict]:
-    splits = load_splits(params.data_dir)
+    splits = data.load_splits(params.data_dir)
     log.info("dataset %s (version %s): %s sentences", params.data_dir, version[:12],
              {s: len(data.sentences(r)) for s, r in splits.items()})
     with torch_threads(params.threads):
@@ -214,7 +198,7 @@ def _run_seed(spec: ModelSpec, splits: dict, params: TrainParams, seed: int):
                         live_dir=params.plots_dir / spec.name / "dvclive" / f"seed{seed}",
                         finished_dir=params.checkpoints_dir / FINISHED_FITS)
     train_seconds = time.perf_counter() - start
-    dev = evaluate(trained, splits["dev"])
+    dev = evaluate(trained, dev_sample(spec, splits["dev"], seed))
     test_scores = trained.predict_proba(splits["test"])
     test = metrics_for(splits["test"], test_scores)
     run = {"seed": seed, "test": test, "dev": dev, "train_seconds": round(train_seconds, 2),
@@ -226,6 +210,8 @@ def _model_metrics(spec: ModelSpec, runs: list[dict], best_run: dict, trained: T
                    version: str) -> dict:
     fields = sorted(best_run["test"]["per_field"])
     per_field = {f: aggregate_seeds([r["test"]["per_field"][f] for r in runs]) for f in fields}
+    per_collection = {c: aggregate_seeds([r["test"]["per_collection"][c] for r in runs], TEST_KEYS)
+                      for c in sorted(best_run["test"]["per_collection"])}
     return {
         "model": spec.name, "label": spec.label or spec.name, "kind": spec.kind,
         "encoder": spec.encoder if spec.kind in ("sentence", "context") else None,
@@ -234,6 +220,7 @@ def _model_metrics(spec: ModelSpec, runs: list[dict], best_run: dict, trained: T
         "dev": aggregate_seeds([r["dev"] for r in runs]),
         "runtime_seconds": mean_std([r["train_seconds"] for r in runs]),
         "per_field": per_field,
+        "per_collection": per_collection,
         "per_seed": runs,
     }
 

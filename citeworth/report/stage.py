@@ -18,6 +18,7 @@ from pydantic import Field
 from citeworth.core.errors import StageFailed
 from citeworth.core.io import write_json, write_text
 from citeworth.core.params import Params
+from citeworth.report.findings import FindingsParams, check_claims, findings_table, predictions
 
 # The paper's Table 4 test F1 (SciBERT/Longformer rows: the same recipe on the bigger encoders).
 PAPER_F1 = {
@@ -40,6 +41,8 @@ class ReportParams(Params):
     related: list[Path] = Field(default_factory=lambda: [Path("reports/table5.md"),
                                                           Path("reports/table6.md")])
     """linked from the table (written by other stages, maybe later)"""
+    findings: FindingsParams | None
+    """the paper's findings checked on the test predictions (report/findings.py); null: none"""
 
 
 def load_model_metrics(metrics_dir: Path) -> dict[str, dict]:
@@ -99,6 +102,9 @@ def table4(all_metrics: dict[str, dict], params: ReportParams) -> str:
     if saliency:
         lines += ["", "Saliency (InputXGradient) of the most / least confident test sentences: "
                   + ", ".join(f"[{n}]({_link(Path(p), base)})" for n, p in saliency.items())]
+    if params.findings is not None:
+        lines += ["", f"The paper's findings on these predictions: [{params.findings.table_path}]"
+                  f"({_link(params.findings.table_path, base)})"]
     if params.related:
         lines += ["", "Related reports: " + ", ".join(f"[{p}]({_link(p, base)})" for p in params.related)]
     return "\n".join(lines) + "\n"
@@ -127,5 +133,17 @@ def report(params: ReportParams) -> dict:
     summary = {name: summary_row(m) for name, m in all_metrics.items()}
     write_json(params.metrics_path, summary)
     write_text(params.table_path, table4(all_metrics, params))
-    return {"models": len(summary), "table": str(params.table_path),
-            "f1": {name: row["f1"] for name, row in sorted(summary.items())}}
+    result = {"models": len(summary), "table": str(params.table_path),
+              "f1": {name: row["f1"] for name, row in sorted(summary.items())}}
+    if params.findings is not None:
+        result["findings"] = write_findings(params.findings, sorted(all_metrics))
+    return result
+
+
+def write_findings(params: FindingsParams, models: list[str]) -> dict[str, str]:
+    """The paper's claims judged on the test predictions of ``models``: claim -> verdict."""
+    actual, predicted = predictions(params.plots_dir, models)
+    results = check_claims(params.claims, actual, predicted, params.seed)
+    write_json(params.path, {"test_sentences": int(len(actual)), "findings": results})
+    write_text(params.table_path, findings_table(results, len(actual)))
+    return {result["claim"]: result["verdict"] for result in results}

@@ -1,1 +1,1 @@
-"""Studies built on the dataset and the models: domains (Table 5) and transfer (Table 6)."""
+"""Studies built on the dataset and the models: domains (Table 5), transfer (Table 6) and data scaling."""

@@ -214,3 +214,24 @@ def test_cached_field_models_are_retrained_after_a_change_under_models(tmp_path,
     edit_code("models/tfidf.py")
     assert rerun_as_dvc_does()["cells_run"] == 2 and len(fits) == 2  # retrained, not the old code's model
     assert domains(params)["cells_run"] == 0 and len(fits) == 2
+
+
+def test_subjects_group_papers_and_the_largest_by_training_sentences_are_chosen():
+    """group_by: subject reads the record's subject (paragraphs without one are left out);
+    min_train_sentences and max_fields pick the subjects with the most training sentences."""
+    subjects = {"Biology": "Neuroscience", "Physics": "Neuroscience", "Computer Science": "Ecology",
+                "Economics": None}
+    rows = [dict(r, subject=subjects[r["mag_field_of_study"][0]]) for r in records()]
+    params = DomainsParams(**PATHS, group_by="subject", min_fields=2)
+    assert select_fields(rows, params) == ["Ecology", "Neuroscience"]
+    # Neuroscience: 9 papers -> 7 train papers x 2 paragraphs x 2 sentences; Ecology: 3 -> 1 x 4
+    largest = DomainsParams(**PATHS, group_by="subject", min_fields=1, max_fields=1)
+    assert select_fields(rows, largest) == ["Neuroscience"]
+    with pytest.raises(StageFailed, match="at least 2 subjects"):
+        select_fields(rows, DomainsParams(**PATHS, group_by="subject", min_fields=2, min_train_sentences=5))
+
+
+def test_out_of_domain_cells_may_test_on_the_target_test_part_only():
+    parts = field_parts(records(), ["Biology", "Physics"], [0.8, 0.1, 0.1], seed=1)
+    cross = cell_data(parts, "Biology", "Physics", out_of_domain_test="test")
+    assert cross["test"] == cell_data(parts, "Physics", "Physics")["test"] == parts["Physics"]["test"]

@@ -119,7 +119,7 @@ def test_a_code_change_reruns_the_stages_that_import_it_and_only_those():
     def importing(module: str) -> set[str]:
         return {stage for stage, entry in DVC_STAGES.items() if module in imported_modules(entry)}
 
-    assert importing("citeworth.models.fitting") == {"train", "domains"}
+    assert importing("citeworth.models.fitting") == {"train", "domains", "scaling"}
     assert importing("citeworth.sources.jats") == {"curate", "related_work", "export", "validate", "silver"}
     assert importing("citeworth.report.stage") == {"report"}
     assert importing("citeworth.curate.assemble") == {"assemble"}
@@ -138,7 +138,7 @@ TASK_STAGES = {
                           "related_work": "related_work", "export": "export"},
     "citeworth_models": {"plan_models": "train", "train_model": "train", "plan_cells": "domains",
                          "domain_cell": "domains", "domains": "domains", "transfer": "transfer",
-                         "report": "report", "silver": "silver"},
+                         "report": "report", "silver": "silver", "scaling": "scaling"},
 }
 
 

@@ -44,11 +44,14 @@ class CellRunner:
         # torch's threads too: they may change float sums
         self.base = {"data": self.version, "split": list(self.params.split),
                      "split_seed": self.params.split_seed, "model": to_dict(self.spec),
-                     "threads": self.params.threads}
+                     "threads": self.params.threads, "group_by": self.params.group_by}
 
     def cell_fingerprint(self, train_field: str, test_field: str) -> str:
         return fingerprint(CODE, **self.base, train=train_field, test=test_field,
-                           seeds=list(self.params.seeds))
+                           seeds=list(self.params.seeds), test_part=self.params.out_of_domain_test)
+
+    def cell(self, train_field: str, test_field: str) -> dict[str, list[dict]]:
+        return cell_data(self.parts, train_field, test_field, self.params.out_of_domain_test)
 
     def current_cell(self, train_field: str, test_field: str) -> dict | None:
         """The cell's saved result if it is current (same data, split, model, seeds and code)."""
@@ -77,7 +80,7 @@ class CellRunner:
             for seed in self.params.seeds:
                 trained = self.trained_model(train_field, seed)
                 for test_field in tests:
-                    metrics = evaluate(trained, cell_data(self.parts, train_field, test_field)["test"])
+                    metrics = evaluate(trained, self.cell(train_field, test_field)["test"])
                     scores[test_field].append({k: metrics[k] for k in (*METRIC_KEYS, "n", "n_positive")})
             for test_field in tests:
                 self.write_cell(train_field, test_field, scores[test_field])
@@ -90,7 +93,7 @@ class CellRunner:
         if _cached(directory, expected):
             log.info("domains: reusing the %s model (seed %d) from %s", train_field, seed, directory)
             return load_trained(directory)
-        cell = cell_data(self.parts, train_field, train_field)
+        cell = self.cell(train_field, train_field)
         log.info("domains: training on %s (seed %d): %d train / %d dev paragraphs", train_field, seed,
                  len(cell["train"]), len(cell["dev"]))
         trained = fit_model(self.spec, cell["train"], cell["dev"], seed,
@@ -104,7 +107,7 @@ class CellRunner:
         return trained
 
     def write_cell(self, train_field: str, test_field: str, per_seed: list[dict]) -> None:
-        cell = cell_data(self.parts, train_field, test_field)
+        cell = self.cell(train_field, test_field)
         aggregated = aggregate_seeds(per_seed)
         write_json(cell_path(self.params.cells_dir, train_field, test_field), {
             "train_field": train_field, "test_field": test_field, "in_domain": train_field == test_field,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Literal
 
 from pydantic import Field
 
@@ -28,12 +29,24 @@ class EmbeddingParams(Params):
 class DomainsParams(Params):
     data_dir: Path
     """The dataset (assemble's out_dir)."""
+    group_by: Literal["field", "subject"] = "field"
+    """What a row and a column of the matrix are: the paragraphs' CiteWorth field (the paper's Table 5)
+    or their finer ``subject`` (eLife's subject headings, PLOS's second taxonomy level, ...: a study
+    within the fields a corpus holds; paragraphs without a subject are left out)."""
     fields: list[str] | None = None
-    """The fields of the matrix; null: every field with at least ``min_papers`` papers."""
+    """The fields (or subjects) of the matrix; null: every one with at least ``min_papers`` papers and
+    ``min_train_sentences`` training sentences (the ``max_fields`` largest)."""
     min_papers: int = 3
     """A field needs this many papers (80/10/10 by paper, at least one paper per part)."""
+    min_train_sentences: int = 0
+    """A field chosen by ``fields: null`` needs this many sentences in its train part."""
+    max_fields: int | None = None
+    """With ``fields: null``, only the fields with the most training sentences (null: every one)."""
     min_fields: int = 3
     """The study needs this many fields."""
+    out_of_domain_test: Literal["all", "test"] = "all"
+    """What an out-of-domain cell tests on: all of the target field's papers, or its test part (the
+    sentences its in-domain cell tests on, so every cell of a column scores the same sentences)."""
     split: list[float] = Field(default_factory=lambda: [0.8, 0.1, 0.1])
     """Each field's train/dev/test fractions of its papers."""
     split_seed: int = 1

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from citeworth.core.errors import StageFailed
 from citeworth.core.io import read_jsonl
-from citeworth.core.schema import SPLITS
+from citeworth.core.schema import SPLITS, SUBJECT
 from citeworth.models import data
 from citeworth.studies.domains.params import DomainsParams
 
@@ -33,36 +33,50 @@ def load_records(data_dir: Path) -> list[dict]:
     return [r for path in split_files(data_dir) for r in read_jsonl(path)]
 
 
-def papers_by_field(records: list[dict]) -> dict[str, dict[str, list[dict]]]:
-    """field -> paper id -> its paragraphs (in dataset order)."""
+def papers_by_field(records: list[dict], group_by: str = "field") -> dict[str, dict[str, list[dict]]]:
+    """field (or subject) -> paper id -> its paragraphs (in dataset order)."""
     grouped: dict[str, dict[str, list[dict]]] = defaultdict(lambda: defaultdict(list))
     for record in records:
-        grouped[data.field_of(record)][record["paper_id"]].append(record)
+        if group := data.field_of(record) if group_by == "field" else record.get(SUBJECT):
+            grouped[group][record["paper_id"]].append(record)
     return grouped
 
 
 def select_fields(records: list[dict], params: DomainsParams) -> list[str]:
-    counts = {f: len(papers) for f, papers in papers_by_field(records).items()}
+    counts = {f: len(papers) for f, papers in papers_by_field(records, params.group_by).items()}
     if params.fields is not None:
         short = {f: counts.get(f, 0) for f in params.fields if counts.get(f, 0) < params.min_papers}
         if short:
-            raise StageFailed(f"fields with fewer than {params.min_papers} papers cannot be split "
-                              f"train/dev/test: {short}")
+            raise StageFailed(f"{params.group_by}s with fewer than {params.min_papers} papers cannot be "
+                              f"split train/dev/test: {short}")
         return list(params.fields)
     fields = sorted(f for f, n in counts.items() if n >= params.min_papers)
+    fields = _largest(records, fields, params)
     if len(fields) < params.min_fields:
-        raise StageFailed(f"the domain study needs at least {params.min_fields} fields with "
-                          f"{params.min_papers}+ papers; {params.data_dir} has papers per field {counts}")
+        raise StageFailed(f"the domain study needs at least {params.min_fields} {params.group_by}s with "
+                          f"{params.min_papers}+ papers and {params.min_train_sentences}+ training "
+                          "sentences; "
+                          f"{params.data_dir} has papers per {params.group_by} {counts}")
     return fields
 
 
+def _largest(records: list[dict], fields: list[str], params: DomainsParams) -> list[str]:
+    """``fields`` with at least ``min_train_sentences`` training sentences, the ``max_fields`` largest."""
+    if not params.min_train_sentences and params.max_fields is None:
+        return fields
+    parts = field_parts(records, fields, params.split, params.split_seed, params.group_by)
+    size = {f: len(data.sentences(parts[f]["train"])) for f in fields}
+    ranked = sorted((f for f in fields if size[f] >= params.min_train_sentences), key=lambda f: (-size[f], f))
+    return sorted(ranked[:params.max_fields])
+
+
 def field_parts(records: list[dict], fields: list[str], fractions: list[float],
-                seed: int) -> dict[str, dict[str, list[dict]]]:
+                seed: int, group_by: str = "field") -> dict[str, dict[str, list[dict]]]:
     """field -> train/dev/test paragraphs: the field's papers in seeded order, cut by paper count
     (80/10/10 by default) with at least one paper in each part."""
     if len(fractions) != 3 or abs(sum(fractions) - 1) > 1e-9 or min(fractions) < 0:
         raise StageFailed(f"split must be three non-negative fractions summing to 1, got {fractions}")
-    grouped = papers_by_field(records)
+    grouped = papers_by_field(records, group_by)
     parts = {}
     for name in fields:
         papers = sorted(grouped[name], key=lambda pid: hashlib.sha256(f"{seed}:{pid}".encode()).hexdigest())
@@ -76,10 +90,12 @@ def field_parts(records: list[dict], fields: list[str], fractions: list[float],
     return parts
 
 
-def cell_data(parts: dict, train_field: str, test_field: str) -> dict[str, list[dict]]:
+def cell_data(parts: dict, train_field: str, test_field: str,
+              out_of_domain_test: str = "all") -> dict[str, list[dict]]:
     """A cell's train / dev / test paragraphs; raises if a paper would be on both sides."""
-    own = parts[train_field]
-    test = own["test"] if train_field == test_field else [r for p in SPLITS for r in parts[test_field][p]]
+    own, target = parts[train_field], parts[test_field]
+    whole_target = train_field != test_field and out_of_domain_test == "all"
+    test = [r for p in SPLITS for r in target[p]] if whole_target else target["test"]
     cell = {"train": own["train"], "dev": own["dev"], "test": test}
     seen = {part: {r["paper_id"] for r in cell[part]} for part in SPLITS}
     leaked = (seen["train"] | seen["dev"]) & seen["test"]

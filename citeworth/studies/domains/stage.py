@@ -37,7 +37,7 @@ from citeworth.studies.domains.tables import table5
 def domains(params: DomainsParams) -> dict:
     records = load_records(Path(params.data_dir))
     fields = select_fields(records, params)
-    parts = field_parts(records, fields, params.split, params.split_seed)
+    parts = field_parts(records, fields, params.split, params.split_seed, params.group_by)
     cells = requested_cells(params.cells, fields)
     with torch_threads(params.threads):
         runner = CellRunner(params, parts, data_version(split_files(params.data_dir)))
@@ -59,6 +59,8 @@ def aggregate(fields: list[str], parts: dict, matrix: dict[str, dict[str, dict]]
     distance = np.array([[clusters["distances"][a][b] for b in fields] for a in fields])
     metrics = {
         "fields": fields,
+        "group_by": params.group_by,
+        "out_of_domain_test": params.out_of_domain_test,
         "matrix": {a: {b: {k: matrix[a][b][k] for k in (*METRIC_KEYS, "f1_std")} for b in fields}
                    for a in fields},
         "sigma": {b: round(float(f1[:, j].std()), 6) for j, b in enumerate(fields)},

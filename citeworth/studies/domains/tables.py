@@ -14,16 +14,19 @@ def abbreviation(name: str) -> str:
 
 def table5(metrics: dict) -> str:
     fields = metrics["fields"]
+    unit = metrics.get("group_by", "field")
     abbr = [abbreviation(f) for f in fields]
     seeds = metrics["seeds"]
+    target = ("all of the target " + unit if metrics.get("out_of_domain_test", "all") == "all"
+              else f"the target {unit}'s test papers, as its in-domain cell")
     lines = [
-        "# Table 5: cite-worthiness F1 across fields",
+        f"# Table 5: cite-worthiness F1 across {unit}s",
         "",
-        "Rows: train field; columns: test field. F1 ×100 of the cite-worthy class"
+        f"Rows: train {unit}; columns: test {unit}. F1 ×100 of the cite-worthy class"
         + (f", mean over seeds {seeds}" if len(seeds) > 1 else f" (seed {seeds[0]})")
-        + ". In-domain cells test on the field's own test papers (80/10/10 by paper); out-of-domain "
-        "cells test on all of the target field. σ: standard deviation over train fields; ρ: Pearson "
-        "correlation of F1 with the Euclidean distance between the train and test field clusters.",
+        + f". In-domain cells test on the {unit}'s own test papers (80/10/10 by paper); out-of-domain "
+        f"cells test on {target}. σ: standard deviation over train {unit}s; ρ: Pearson "
+        f"correlation of F1 with the Euclidean distance between the train and test {unit} clusters.",
         "",
         "| Train \\ Test | " + " | ".join(abbr) + " |",
         "|---|" + "---:|" * len(fields),
@@ -37,7 +40,7 @@ def table5(metrics: dict) -> str:
     clusters = metrics["clusters"]
     lines += [
         "",
-        f"Fields: {', '.join(f'{abbreviation(f)} = {f}' for f in fields)}.",
+        f"{unit.capitalize()}s: {', '.join(f'{abbreviation(f)} = {f}' for f in fields)}.",
         f"σ of the in-domain (diagonal) F1: {100 * metrics['sigma_in_domain']:.2f}.",
         f"Embedding clusters ({clusters['encoder']}, {sum(clusters['sentences'].values())} sentences, "
         f"Gaussian mixture in {clusters['cluster_dims']} PCA dimensions): purity "
