@@ -25,6 +25,8 @@ TOOLS: dict[str, tuple[str, str]] = {
                 "`citeworth airflow setup`: prepare an Airflow installation for the DAGs (pool, unpause)"),
     "cluster": ("citeworth.orchestration.cluster:main",
                 "`citeworth cluster up|down|status --dir DIR`: a native multi-host Airflow cluster"),
+    "profile": ("citeworth.orchestration.profiles:main",
+                "a params profile's own build (`make study`): its workspace and its branch runs/<name>"),
     "promote": ("citeworth.orchestration.experiments:main",
                 "make an orchestrated run's experiment (branch runs/<run id>) the defaults"),
     "check": ("citeworth.check.command:main",

@@ -35,8 +35,10 @@ in LaTeX; '<!-- citeworth: ignore -->' (and off / on) in Markdown. --baseline FI
 not in a baseline written by --write-baseline (a flag is known by its sentence text, so moved lines
 keep their identity).
 
-Model: --model DIR, else the best model by dev F1 in metrics/models.json (written by
-`citeworth run report`) among those under models/, relative to the current folder.
+Model: --model DIR, a model name (--model context: models/context) or a profile's build (--model
+study: the best model by dev F1 of `make study`, trained on ~4,300 real papers; --model
+study/context: that build's context model), else the best model by dev F1 in metrics/models.json
+(written by `citeworth run report`) among those under models/, relative to the current folder.
 
 Suggestions (--suggest): for every flag, the top --top-k entries of the draft's own bibliography
 (LaTeX: the .bib files the main file names, every entry, else its .bbl or thebibliography), ranked
@@ -86,7 +88,9 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("-o", "--output", type=Path,
                         help="write the report here (atomically) instead of stdout")
     parser.add_argument("--model", type=Path,
-                        help="a model folder written by the train stage (default: the best by dev F1)")
+                        help="a model folder written by the train stage, a model name (context: "
+                        "models/context) or a profile's build (study: the best of `make study`; "
+                        "study/context: its context model) (default: the best by dev F1)")
     parser.add_argument("--threshold", type=float, default=THRESHOLD,
                         help="score at or above which an uncited sentence is flagged (default: %(default)s)")
     parser.add_argument("--fail-on", type=int, default=0, metavar="N",

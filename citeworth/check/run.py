@@ -165,12 +165,13 @@ def _suggest(options: CheckOptions, drafts: Sequence[Draft], found: list[Sentenc
                    encoder, options.bibs)
 
 
-def check_model(directory: Path | None, root: Path = Path(".")):
-    """The folder and the loaded model of ``directory``, else of the best model by dev F1 of the
-    project at ``root`` (NoModel, a FileNotFoundError, saying how to train one)."""
-    from citeworth.models.scoring import MODELS_DIR, MODELS_SUMMARY, best_model, load_model
+def check_model(name: Path | None, root: Path = Path(".")):
+    """The folder and the loaded model ``name`` stands for (a folder, a model name, a profile's build:
+    ``models.scoring.model_folder``), else the best model by dev F1 of the project at ``root``
+    (NoModel, a FileNotFoundError, saying how to train one)."""
+    from citeworth.models.scoring import load_model, model_folder
 
-    directory = directory or best_model(root / MODELS_SUMMARY, root / MODELS_DIR)
+    directory = model_folder(name, root)
     return directory, load_model(directory)
 
 

@@ -1,8 +1,10 @@
 """The server's settings, from an editor's ``initializationOptions`` and
 ``workspace/didChangeConfiguration`` (the ``citeworth`` section, or the section's keys alone):
 
-    model       a model folder written by the train stage (relative: to the workspace root);
-                default: the best model by dev F1 in the workspace's metrics/models.json
+    model       a model folder written by the train stage (relative: to the workspace root), a
+                model name (``context``: models/context) or a profile's build (``study``: the
+                best model of ``make study``); default: the best model by dev F1 in the
+                workspace's metrics/models.json
     threshold   score at or above which an uncited sentence is flagged (default 0.5)
     topK        suggested entries per flag (default 3)
     bib         a .bib file (or a list) for Markdown drafts whose front matter names none
@@ -58,7 +60,7 @@ def read_settings(raw: Any, root: Path, current: Settings) -> tuple[Settings, li
 def _model(settings: Settings, value: Any, root: Path) -> Settings:
     if value is not None and not isinstance(value, str):
         raise ValueError(f"must be a folder name (got {value!r})")
-    return _with(settings, model=root / value if value else None)
+    return _with(settings, model=Path(value) if value else None)  # resolved against root when loaded
 
 
 def _threshold(settings: Settings, value: Any, root: Path) -> Settings:

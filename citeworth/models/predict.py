@@ -20,7 +20,7 @@ from tqdm.auto import tqdm
 from citeworth.core.io import JsonInputError, atomic_write, dumps, parse_json
 from citeworth.curate.config import CurationConfig
 from citeworth.models.evaluation import THRESHOLD
-from citeworth.models.scoring import load_model, score_paragraphs
+from citeworth.models.scoring import load_model, model_folder, score_paragraphs
 
 log = logging.getLogger(__name__)
 DEFAULT_MODEL = Path("models/context")
@@ -44,7 +44,8 @@ def _parser() -> argparse.ArgumentParser:
                         "or - for stdin")
     parser.add_argument("--text", action="append", default=[], help="a paragraph to score (repeatable)")
     parser.add_argument("--model", type=Path, default=DEFAULT_MODEL,
-                        help="a model directory written by the train stage (default: %(default)s)")
+                        help="a model directory written by the train stage, a model name (context: "
+                        "models/context) or a profile's build (study, study/context) (default: %(default)s)")
     parser.add_argument("--out", type=Path, help="write JSONL here (atomically) instead of stdout")
     parser.add_argument("--batch-size", type=int, help="inputs per forward pass (default: the model's)")
     parser.add_argument("--threshold", type=float, default=THRESHOLD,
@@ -58,7 +59,7 @@ def main(argv: list[str] | None = None) -> int:
     if not args.inputs and not args.text:
         _parser().error("give --text or at least one FILE (- for stdin)")
     try:
-        model = load_model(args.model, args.batch_size)
+        model = load_model(model_folder(args.model), args.batch_size)
         paragraphs = iter_paragraphs(args.text, args.inputs)
         if args.out:
             with atomic_write(args.out) as handle:

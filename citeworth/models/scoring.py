@@ -2,6 +2,8 @@
 
 - ``load_model``: a model directory written by the train stage, or a clear error saying how to get one.
 - ``best_model``: the pipeline's best model by dev F1, read from the report stage's ``metrics/models.json``.
+- ``model_folder``: what ``--model`` names: a folder, a model of this checkout (``context``), or a
+  params profile's build (``study``: its best by dev F1; ``study/context``: that model).
 - ``score_paragraphs``: records of the dataset shape (``samples`` of ``text``) in, one array of
   P(cite-worthy) per record out, in chunks so batches stay full and memory stays flat.
 """
@@ -40,6 +42,37 @@ def load_model(directory: Path, batch_size: int | None = None):
     if batch_size and model.spec.optim is not None:
         model.spec.optim.eval_batch_size = batch_size
     return model
+
+
+def model_folder(name: Path | str | None, root: Path = Path(".")) -> Path:
+    """The model folder ``name`` stands for, in the project at ``root``: a folder (absolute, or
+    relative to ``root``), a ``models/<name>`` folder of the project, a profile whose build has its
+    own workspace (``study``: that build's best model by dev F1; ``study/<model>``: that model), or
+    None: the project's best model by dev F1. NoModel says what there is."""
+    from citeworth.core.workspaces import profile_workspace
+
+    if name is None:
+        return best_model(root / MODELS_SUMMARY, root / MODELS_DIR)
+    for folder in (root / name, root / MODELS_DIR / name):
+        if folder.is_dir():
+            return folder
+    profile, _, model = str(name).partition("/")
+    workspace = profile_workspace(root.resolve(), profile)
+    if profile and workspace.is_dir():
+        if model:
+            return load_model_folder(workspace / MODELS_DIR / model)
+        return best_model(workspace / MODELS_SUMMARY, workspace / MODELS_DIR)
+    raise NoModel(f"--model {name}: no such folder, no {MODELS_DIR / str(name)} here ({root.resolve()}) "
+                  f"and no profile build of that name (make study builds 'study'); {HOW_TO_TRAIN}")
+
+
+def load_model_folder(folder: Path) -> Path:
+    """``folder`` if it exists, else NoModel naming the models beside it."""
+    if not folder.is_dir():
+        parent = folder.parent
+        beside = sorted(p.name for p in parent.iterdir() if p.is_dir()) if parent.is_dir() else []
+        raise NoModel(f"no trained model at {folder}; trained there: {', '.join(beside) or 'none'}")
+    return folder
 
 
 def best_model(summary: Path = MODELS_SUMMARY, models_dir: Path = MODELS_DIR) -> Path:

@@ -79,7 +79,8 @@ def version_run(project: Path, run_id: str, stages: list[str], form: dict[str, A
     choices = {**form, **({"source": source, "release": release} if source and release else {})}
     seen = _tracking(ref) if url else ref  # the ref as this clone knows it
     newer = source and release and not experiment and _holds_newer_release(workspace, seen, source, release)
-    publish_onto = functools.partial(publish, workspace, stages, message, param_updates=form_updates(choices),
+    publish_onto = functools.partial(publish, workspace, stages, message,
+                                     param_updates=form_updates(choices, workspace),
                                      start=runs.run_record(workspace)["start"])
     if url:
         version = _publish_remote(project, url, ref, publish_onto, move=not newer)

@@ -21,16 +21,42 @@ from ruamel.yaml import YAML
 from ruamel.yaml.comments import Comment, CommentedBase, CommentedMap, CommentedSeq, Format, merge_attrib
 
 from citeworth.core.io import write_text
-from citeworth.core.params import Overrides, ParamsError, apply_overrides, build, resolve_references
+from citeworth.core.params import (
+    Overrides,
+    ParamsError,
+    apply_overrides,
+    build,
+    load_document,
+    resolve_references,
+)
 from citeworth.stages import params_class, stage_function
 
 log = logging.getLogger(__name__)
 
 
-def form_updates(form: dict[str, Any]) -> dict[str, Any]:
+PROFILES_DIR = Path("params")
+
+
+def profile_file(root: Path, name: str) -> Path:
+    path = root / PROFILES_DIR / f"{name}.yaml"
+    if not path.is_file():
+        known = sorted(p.stem for p in (root / PROFILES_DIR).glob("*.yaml"))
+        raise ParamsError(f"no profile {name!r}: {path} does not exist "
+                          f"(profiles: {', '.join(known) or 'none'})")
+    return path
+
+
+def profile_updates(root: Path, name: str) -> dict[str, Any]:
+    """What params/<name>.yaml changes in ``root``'s params.yaml, as overrides (key paths to values)."""
+    return changed_values(load_document(root / "params.yaml"), load_document(profile_file(root, name)))
+
+
+def form_updates(form: dict[str, Any], root: Path | None = None) -> dict[str, Any]:
     """The overrides of params.yaml (see ``apply_overrides``) that an orchestrator's run form asks for.
 
-    Empty (None) fields keep params.yaml's value. ``sample_size`` caps the paragraphs per field of
+    ``profile`` (a run of the study, say) lays params/<profile>.yaml of the project at ``root`` over
+    params.yaml first; the other fields apply on top of it. Empty (None) fields keep params.yaml's
+    value. ``sample_size`` caps the paragraphs per field of
     both the dataset and its spans-only baseline, so the two stay comparable; ``overrides`` is
     ``{section: {key: value}}`` (or ``{"section.key": value}``) for everything else, merged by key
     path as ``citeworth run SECTION -S key=value`` merges: ``{"curate_baseline": {"rules":
@@ -42,7 +68,8 @@ def form_updates(form: dict[str, Any]) -> dict[str, Any]:
         "sample_size": [("assemble", "per_field"), ("assemble_baseline", "per_field")],
         "models": [("train", "models")],
     }
-    updates: dict[str, Any] = {}
+    profile = form.get("profile")
+    updates: dict[str, Any] = profile_updates(root or Path.cwd(), profile) if profile else {}
     for field, targets in fan_out.items():
         if form.get(field) is not None:
             for section, key in targets:

@@ -29,37 +29,24 @@ from __future__ import annotations
 import json
 import logging
 import os
-import re
 import shutil
 import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
-from citeworth.core.fingerprint import digest
 from citeworth.core.io import write_text
+from citeworth.core.workspaces import workspace_path, workspaces_root
 from citeworth.orchestration import git_remote
 from citeworth.orchestration.versioning import dvc, git
 
 log = logging.getLogger(__name__)
 
-WORKSPACES_ENV = "CITEWORTH_WORKSPACES"
 # No copies: a workspace's data are links into the shared cache (DVC tries these in order).
 LINK_TYPES = "reflink,hardlink,symlink"
 # Written into each workspace when it opens: which run owns it, from which commit.
 RUN_FILE = ".citeworth-run.json"
 PLAN_FILE = ".dvc/tmp/citeworth-plan.json"
-
-
-def workspaces_root(project: Path) -> Path:
-    return Path(os.environ.get(WORKSPACES_ENV) or project / ".dvc" / "tmp" / "runs")
-
-
-def workspace_path(project: Path, run_id: str) -> Path:
-    """The folder of ``run_id``'s workspace: a readable name plus a digest, so that two run ids the
-    file system would spell alike (``:`` and ``+`` are replaced) never share one."""
-    readable = re.sub(r"[^A-Za-z0-9._-]+", "_", run_id)[:80]
-    return workspaces_root(project) / f"{readable}-{digest(run_id)[:8]}"
 
 
 def open_workspace(project: Path, run_id: str, start: str = "HEAD", remote: str | None = None,

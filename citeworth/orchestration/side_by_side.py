@@ -17,6 +17,10 @@ dvc.lock and the DVC cache, as ``dvc repro`` records a stage it ran, so ``dvc re
 finds them current (it would otherwise delete their outputs and run them again). The first failure
 starts no further stage; the running ones finish and are recorded, the failed stage's log tail is
 shown and the exit status is 1.
+
+What each stage cost is written beside its log, ``logs/<stage>.cost.json``: wall seconds, CPU
+seconds (user + system, the stage's whole process tree) and peak resident memory (the largest
+process of the tree), read from the kernel when the stage's process ends (``wait4``).
 """
 
 from __future__ import annotations
@@ -33,10 +37,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from citeworth.core.errors import StageFailed
+from citeworth.core.io import write_json
 from citeworth.orchestration.versioning import record_outputs
 
 LOG_DIR = Path("logs")
 LOG_TAIL_LINES = 30
+RSS_UNITS_PER_MB = 1024 * 1024 if sys.platform == "darwin" else 1024  # ru_maxrss: bytes (macOS), KiB
 
 
 @dataclass(frozen=True)
@@ -129,18 +135,31 @@ class SideBySide:
                 process = subprocess.Popen(stage.cmd, shell=True, cwd=self.root, env=self._env(stage),
                                            stdout=log, stderr=subprocess.STDOUT)
                 self.running.add(process)
-            returncode = process.wait()
+            returncode, usage = _wait(process)
             with self.lock:
                 self.running.discard(process)
+        wall = time.perf_counter() - start
         if returncode != 0:
             self.failed.set()
+        write_json(self.log_dir / f"{stage.name}.cost.json", {
+            "stage": stage.name, "returncode": returncode, "wall_s": round(wall, 1),
+            "cpu_s": round(usage.ru_utime + usage.ru_stime, 1),
+            "peak_rss_mb": round(usage.ru_maxrss / RSS_UNITS_PER_MB, 1)})
         _say(f"{stage.name}: {'done' if returncode == 0 else f'FAILED (exit {returncode})'} "
-             f"in {_duration(time.perf_counter() - start)}")
+             f"in {_duration(wall)}")
         return Outcome(stage, returncode)
 
     def _env(self, stage: Stage) -> dict[str, str]:
         """The environment ``dvc repro`` gives a stage's command (dvc.stage.run.prepare_kwargs)."""
         return {**os.environ, "DVC_ROOT": str(self.root), "DVC_STAGE": stage.name}
+
+
+def _wait(process: subprocess.Popen) -> tuple[int, os.struct_rusage]:
+    """The process's exit status and the resources of its whole tree (children it waited for included:
+    CPU times add up, ru_maxrss is the largest process's, in KiB)."""
+    _, status, usage = os.wait4(process.pid, 0)
+    process.returncode = os.waitstatus_to_exitcode(status)
+    return process.returncode, usage
 
 
 def run_stages(root: Path, targets: Sequence[str], jobs: int) -> list[Outcome]:

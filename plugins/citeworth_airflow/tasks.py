@@ -73,7 +73,14 @@ def _overrides(example: str) -> Param:
 # No field sets how many processes run: that changes no output, so it is no param (it would make the
 # run an experiment); the mapped tasks spread over the workers' slots (their concurrency, the
 # pools), and $CITEWORTH_WORKERS in a worker's environment sets a stage's own (citeworth.core.knobs).
+def _profile() -> Param:
+    return _optional(None, "string", "A params profile (params/<name>.yaml, e.g. study: every real paper "
+                     "of the mirror, its budgets): its values first, the other fields on top; empty: "
+                     "params.yaml's")
+
+
 DATASET_PARAMS: dict[str, Param] = {
+    "profile": _profile(),
     "source": _optional(None, "string", "Source corpus (download.source); empty: as in params.yaml",
                         enum=[None, "demo", "s2_api", "s2orc_legacy", "arxiv_s3"]),
     "release": _optional(None, "string", "Source release; empty: the newest release the source "
@@ -86,6 +93,7 @@ DATASET_PARAMS: dict[str, Param] = {
     "dvc_remote": _dvc_remote(),
 }
 MODELS_PARAMS: dict[str, Param] = {
+    "profile": _profile(),
     "data_version": _optional(None, "string", "Data version to train on (a tag such as "
                               "data/demo/demo-v2, or a commit); empty: the branch's latest"),
     "models": _optional(None, "array", "Models to train (train.models); empty: as in params.yaml",
@@ -193,13 +201,14 @@ def _in_workspace(name: str, call, dvc_stage: str | None = None, reuse: bool = F
 def resolve_release() -> dict[str, str]:
     """The source release this run builds, claimed for this run; skips the run (this task and so
     every later one) when that release already has a data version or another run claimed it."""
-    from citeworth.orchestration import git_remote, runs, versioning, workspace
+    from citeworth.orchestration import git_remote, params_file, runs, versioning, workspace
     from citeworth.orchestration.experiments import is_experiment
 
     context = get_current_context()
     form = context["params"]
     root = project()
-    source = form["source"] or workspace.stage_params(root, "download").source
+    profile = params_file.profile_updates(root, form["profile"]) if form.get("profile") else {}
+    source = form["source"] or workspace.stage_params(root, "download", profile.get("download", {})).source
     as_of = context.get("data_interval_end") or context.get("logical_date")
     release = workspace.resolve_release(root, source, form["release"], as_of, api_key=_s2_api_key())
     tag = versioning.data_version_tag(source, release)
@@ -232,7 +241,7 @@ def open_workspace(release: dict[str, str] | None = None) -> dict[str, Any]:
     form = get_current_context()["params"]
     workspace = runs.open_workspace(project(), _run_id(), start=form.get("data_version") or "HEAD",
                                     remote=_dvc_remote_of_run())
-    updates = params_file.form_updates({**form, **(release or {})})
+    updates = params_file.form_updates({**form, **(release or {})}, workspace)
     params_file.apply_params(workspace, updates)
     plan = runs.plan_run(workspace)
     log.info("workspace %s; stale stages: %s", workspace, plan["stale"])

@@ -151,7 +151,7 @@ def test_no_trained_model_says_how_to_train_one(capsys, tmp_path, monkeypatch):
     code, _, err = run(capsys, MARKDOWN)
     assert code == 2 and "metrics/models.json does not exist" in err and "make demo" in err
     code, _, err = run(capsys, MARKDOWN, "--model", "models/none")
-    assert code == 2 and "no trained model at models/none" in err
+    assert code == 2 and "--model models/none: no such folder" in err and "make demo" in err
 
 
 def test_the_default_model_is_the_best_by_dev_f1_among_saved_ones(model_dir, capsys, tmp_path, monkeypatch):

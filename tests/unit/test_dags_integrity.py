@@ -89,13 +89,15 @@ def test_models_dag_maps_training_over_models_on_the_training_queue(dag_facts):
     assert "open_workspace" in tasks["plan_cells"]["upstream"]
     assert tasks["report"]["upstream"] == ["train_model"]  # Table 4 does not wait for the studies
     assert tasks["silver"]["upstream"] == ["open_workspace"]
-    assert tasks["version"]["upstream"] == ["domains", "report", "silver", "transfer"]
+    assert tasks["scaling"]["upstream"] == ["open_workspace"]
+    assert tasks["version"]["upstream"] == ["domains", "report", "scaling", "silver", "transfer"]
 
 
 def test_trigger_forms_offer_the_run_settings(dag_facts):
     dataset = dag_facts["dags"]["citeworth_dataset"]["params"]
     models = dag_facts["dags"]["citeworth_models"]["params"]
-    assert {"source", "release", "sample_size", "overrides", "force", "push"} <= set(dataset)
+    assert {"profile", "source", "release", "sample_size", "overrides", "force", "push"} <= set(dataset)
+    assert dataset["profile"]["type"] == models["profile"]["type"] == ["null", "string"]
     assert "workers" not in dataset  # how many processes run is no result: not a field of a run
     assert {"models", "overrides", "push", "data_version"} <= set(models)
     assert "demo" in dataset["source"]["enum"]

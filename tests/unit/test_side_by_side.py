@@ -3,6 +3,7 @@ that ``dvc repro`` finds them current. Real git and DVC on a project the test wr
 
 from __future__ import annotations
 
+import json
 import subprocess
 from pathlib import Path
 
@@ -122,3 +123,11 @@ def test_the_command_line_exits_1_on_a_failure(project, monkeypatch):
     assert side_by_side.main(["--jobs", "1", "broken"]) == 1
     with pytest.raises(SystemExit):
         side_by_side.main(["--jobs", "0", "c"])
+
+
+def test_each_stage_records_its_wall_cpu_and_peak_memory_beside_its_log(project):
+    side_by_side.run_stages(project, ["c"], jobs=1)
+    cost = json.loads((project / "logs" / "c.cost.json").read_text())
+    assert cost["stage"] == "c" and cost["returncode"] == 0
+    assert 0 <= cost["wall_s"] < 60 and 0 <= cost["cpu_s"] < 60
+    assert 0.5 < cost["peak_rss_mb"] < 1000  # a shell and cat: a few MB, not KiB or bytes read as MB
