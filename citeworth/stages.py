@@ -12,11 +12,12 @@ import textwrap
 import typing
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from citeworth.core.params import (
     DEFAULT_PARAMS,
     NO_OVERRIDES,
+    Key,
     Overrides,
     ParamsError,
     apply_overrides,
@@ -72,19 +73,34 @@ def stage_params(name: str, overrides: Overrides = NO_OVERRIDES, path: Path = DE
     return build(params_class(fn), resolve_references(values, document, name), where=name)
 
 
-def params_help(name: str, path: Path = DEFAULT_PARAMS) -> str:
-    """Every key of stage ``name``'s params: type, default and help, and the value ``path`` gives
-    where it gives one (``citeworth run STAGE --help``)."""
+class ParamKey(NamedTuple):
+    """One key of a stage's params and the value a params file gives it (None: none given there)."""
+
+    key: Key
+    given: str | None
+
+
+def params_keys(name: str, path: Path = DEFAULT_PARAMS) -> list[ParamKey]:
+    """Every key of stage ``name``'s params (type, default, help) with the value ``path`` gives
+    where it gives one: what ``citeworth run STAGE --help`` and the params reference list."""
     try:
         document = load_document(path)
         given = resolve_references(section_of(document, name, path), document, name)
     except ParamsError:  # no params file here: the keys and defaults alone
         given = {}
-    lines = [f"parameters of {name} (its section of {path}; -S KEY=VALUE sets one):", ""]
+    keys = []
     for key in describe(params_class(stage_function(name))):
         value = _given(given, key.path)
         given_here = value is not _ABSENT and not isinstance(value, dict)
-        shown = f", {path}: {short_json(value)}" if given_here else ""
+        keys.append(ParamKey(key, short_json(value) if given_here else None))
+    return keys
+
+
+def params_help(name: str, path: Path = DEFAULT_PARAMS) -> str:
+    """``citeworth run STAGE --help``'s epilog: ``params_keys`` as text."""
+    lines = [f"parameters of {name} (its section of {path}; -S KEY=VALUE sets one):", ""]
+    for key, given in params_keys(name, path):
+        shown = f", {path}: {given}" if given is not None else ""
         lines.append(f"  {key.path}  ({key.type}; default: {key.default}{shown})")
         lines += [f"      {line}" for line in textwrap.wrap(key.help, 94)]
     return "\n".join(lines)

@@ -36,7 +36,8 @@ only the paragraphs whose text changed are split into sentences and scored again
 
 EPILOG = """\
 editors (each starts the command `citeworth lsp`): Neovim (vim.lsp.start / lspconfig), VS Code
-(a generic LSP client extension), Emacs (eglot), Helix (languages.toml); see the README."""
+(a generic LSP client extension), Emacs (eglot), Helix (languages.toml); see
+docs/authors/editors.md."""
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -1,6 +1,6 @@
-"""The README's backfill on a real ``airflow standalone`` (LocalExecutor): runs that never collide.
+"""The docs' backfill on a real ``airflow standalone`` (LocalExecutor): runs that never collide.
 
-A fresh clone whose committed defaults train one TF-IDF model on a budget; the README's commands
+A fresh clone whose committed defaults train one TF-IDF model on a budget; the docs' commands
 (pool, unpause, ``airflow backfill create ... --max-active-runs 2``) over the two demo releases,
 and a manual trigger while the backfill runs. Each release is built exactly once, by one of the
 runs racing for it, every run ends green on its first try, the clone's files stay as they were,
@@ -61,7 +61,7 @@ def deployment(tmp_path, migrated_db, mirror):
     port = _free_port()
     env = standalone_env(home, project, migrated_db, port)
     cli = _cli(project, env)
-    run([sys.executable, "-m", "citeworth.cli", "airflow", "setup"], project, env=env)  # as the README says
+    run([sys.executable, "-m", "citeworth.cli", "airflow", "setup"], project, env=env)  # as the docs say
     airflow = Airflow(home, env, port)
     try:
         airflow.wait_until_healthy()

@@ -1,5 +1,5 @@
 """The native multi-host Celery cluster (``citeworth cluster``), real processes, one cluster for all
-of its tests (starting one takes minutes): the README's backfill on hosts sharing nothing but the git
+of its tests (starting one takes minutes): the docs' backfill on hosts sharing nothing but the git
 remote, S3 and the broker.
 
 `citeworth cluster up` over a fresh clone whose committed defaults train one TF-IDF model on a
@@ -10,7 +10,7 @@ its own clone, DVC cache, AIRFLOW_HOME and HOME: cpu1 (queues cpu + versioning),
 
 - every component healthy, each worker on its queues; a probe task per queue on the right host,
   with only its own folders and environment, its log in S3; a worker with another jwt_secret refused;
-- the README's backfill over the two demo releases plus a trigger: every run green on its first
+- the docs' backfill over the two demo releases plus a trigger: every run green on its first
   try, the tasks of a run on more than one host, the train tasks only on gpu1, each release versioned
   once onto the git remote (tags) and S3 (a clean clone pulls it), each dataset what `dvc repro` of
   its release writes in a clean clone, no task log naming another host's folders;
@@ -304,7 +304,7 @@ def test_a_worker_killed_mid_shard_and_a_restarted_scheduler_lose_nothing(deploy
         assert time.time() < deadline and retried["state"] != "failed", retried
         time.sleep(3)
     assert retried["try_number"] == 2 and retried["hostname"] != killed  # redelivered to another host
-    # The killed worker brought back as the README says (e.g. cpu1, the versioning queue's only host):
+    # The killed worker brought back as the docs say (e.g. cpu1, the versioning queue's only host):
     # `up` on the running cluster starts just what stopped.
     again = cluster_command("up", "--dir", str(cluster.root))
     assert again.returncode == 0, again.stderr

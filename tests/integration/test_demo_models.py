@@ -9,7 +9,7 @@ import json
 import pytest
 
 pytestmark = pytest.mark.slow
-BEST_DEMO_MODEL = "solo"  # the model with the best demo test F1 and ROC AUC (README, Table 4)
+BEST_DEMO_MODEL = "solo"  # the best demo test F1 and ROC AUC (docs/researchers/demo-results.md)
 CITE_WORTHY = ("Previous studies have shown that malaria transmission depends strongly on "
                "mosquito density and rainfall.")
 NOT_CITE_WORTHY = ["The samples were centrifuged at 4,000 rpm for ten minutes at room temperature.",

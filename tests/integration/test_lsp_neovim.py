@@ -1,5 +1,5 @@
 """A real editor on ``citeworth lsp``: Debian's Neovim, headless, with its built-in LSP client
-(``vim.lsp``, as the README's snippet configures it) opens a LaTeX chapter of a two-file project
+(``vim.lsp``, as docs/authors/editors.md's snippet configures it) opens a LaTeX chapter of a two-file project
 and records the diagnostics it receives for both files (threshold 0: every uncited sentence is a
 flag). The workspace holds a trained TF-IDF model as the pipeline leaves one (models/ and
 metrics/models.json), so the server finds its default model there."""

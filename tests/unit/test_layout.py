@@ -1,7 +1,7 @@
 """The layout's rules that can be checked, read from the source (``ast``) and the docs, nothing
 imported: no import cycle between citeworth modules, none between its top-level packages, no Airflow
 import in the library but where docs/ARCHITECTURE.md names an exception, and every package and
-top-level folder described by the README's layout table or docs/ARCHITECTURE.md's layout.
+top-level folder described by docs/layout.md's table or docs/ARCHITECTURE.md's layout.
 
 Imports are every ``import`` statement at any depth: one inside a function runs later, but it runs,
 so it closes a cycle as well as a module-level one (``citeworth.core.codedeps`` counts them too).
@@ -143,11 +143,11 @@ def tracked_top_folders() -> set[str]:
     return {line.split("/", 1)[0] + "/" for line in listed.splitlines() if "/" in line}
 
 
-def readme_folders() -> set[str]:
-    """The folders the first column of the README's layout table names (``citeworth/core/``, ``dags/``)."""
-    text = (ROOT / "README.md").read_text(encoding="utf-8")
+def layout_table_folders() -> set[str]:
+    """The folders the first column of docs/layout.md's table names (``citeworth/core/``, ``dags/``)."""
+    text = (ROOT / "docs" / "layout.md").read_text(encoding="utf-8")
     table = text[text.index("| where | what |"):]
-    table = table[:table.index("\n\n")]
+    table = table.split("\n\n", 1)[0]
     cells = [row.split("|")[1] for row in table.splitlines()[2:]]
     return {name for cell in cells for name in re.findall(r"`([^`]+/)`", cell)}
 
@@ -173,12 +173,12 @@ def architecture_folders() -> set[str]:
 
 
 def test_every_package_and_top_level_folder_is_in_the_layout_docs():
-    listed = readme_folders() | architecture_folders()
-    assert packages() - listed == set(), "packages neither the README's layout nor ARCHITECTURE.md lists"
+    listed = layout_table_folders() | architecture_folders()
+    assert packages() - listed == set(), "packages neither docs/layout.md nor ARCHITECTURE.md lists"
     assert tracked_top_folders() - listed == set(), "top-level folders the layout docs do not list"
 
 
 def test_the_layout_docs_list_only_folders_that_exist():
-    listed = readme_folders() | architecture_folders()
+    listed = layout_table_folders() | architecture_folders()
     assert {"citeworth/sources/latex/", "citeworth/core/", "dags/"} <= listed  # the parsers find entries
     assert {folder for folder in listed if not (ROOT / folder).is_dir()} == set()

@@ -1,0 +1,108 @@
+"""The documentation site: its generated reference pages are current (as test_pipeline_graph.py holds
+dvc.yaml's code deps to the imports), it builds with ``mkdocs build --strict`` (no broken link or
+anchor, no page outside the nav), and the README keeps to its shape."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from citeworth import cli, docs_reference
+from citeworth.core.params import describe
+from citeworth.stages import STAGES, params_class, stage_function
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(scope="module")
+def generated() -> dict[Path, str]:
+    return docs_reference.generated()
+
+
+def test_the_generated_pages_are_current(generated):
+    stale = docs_reference.stale(generated)
+    assert stale == [], f"stale: {', '.join(map(str, stale))}; run {docs_reference.REGENERATE}"
+
+
+def test_the_site_builds_strict(tmp_path):
+    built = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(tmp_path)],
+                           cwd=ROOT, capture_output=True, text=True,
+                           env={**os.environ, "NO_MKDOCS_2_WARNING": "1"})
+    assert built.returncode == 0, built.stderr[-4000:]
+    assert (tmp_path / "reference" / "cli" / "index.html").is_file()
+
+
+def test_the_cli_page_has_every_command_and_option(generated):
+    page = generated[Path("docs/reference/cli.md")]
+    parsers = docs_reference.command_parsers()
+    assert {parser.prog for parser in parsers} >= {f"citeworth {name}" for name in ["run", *cli.TOOLS]}
+    assert "citeworth cluster up" in {parser.prog for parser in parsers}  # a tool's own subcommands
+    for parser in parsers:
+        assert f"\n## {parser.prog}\n" in page
+        for action in parser._actions:
+            if not isinstance(action, argparse._SubParsersAction):
+                assert f"`{', '.join(action.option_strings) or action.dest}`" in page, (parser.prog, action)
+    assert str(ROOT) not in page  # no checkout's own path
+
+
+def test_a_tool_parser_is_taken_before_it_parses_and_the_patch_is_undone():
+    original = argparse.ArgumentParser.parse_args
+    parser = docs_reference.tool_parser("check")
+    assert parser.prog == "citeworth check"
+    assert "--suggest" in parser._option_string_actions
+    assert argparse.ArgumentParser.parse_args is original
+
+
+def test_the_params_page_has_every_stage_and_key(generated):
+    page = generated[Path("docs/reference/params.md")]
+    sections = {chunk.partition("\n")[0]: chunk for chunk in page.split("\n## ")[1:]}
+    assert list(sections) == list(STAGES)
+    for stage in STAGES:
+        for key in describe(params_class(stage_function(stage))):
+            assert f"| `{key.path}` |" in sections[stage], (stage, key.path)
+
+
+def test_the_dvc_pages_have_every_stage_and_output(generated):
+    stages = docs_reference.dvc_stages()
+    assert {"download", "curate@baseline", "report"} <= {stage["name"] for stage in stages}
+    stages_page = generated[Path("docs/reference/dvc-stages.md")]
+    outputs_page = generated[Path("docs/reference/outputs.md")]
+    picture = generated[Path("docs/assets/pipeline.svg")]
+    for stage in stages:
+        assert f"\n## {stage['name']}\n" in stages_page
+        assert f">{stage['name'].partition('@')[0]}</text>" in picture
+        for out in stage["outs"]:
+            assert f"| `{out['path']}` |" in outputs_page
+
+
+def test_every_results_file_has_a_page_in_the_nav(generated):
+    nav = generated[Path("mkdocs.yml")]
+    for path in docs_reference.results_files():
+        page = generated[Path(f"docs/reference/benchmarks/{path.stem}.md")]
+        assert f"reference/benchmarks/{path.stem}.md" in nav
+        command = json.loads(path.read_text(encoding="utf-8")).get("command")
+        if command:
+            assert command.strip() in page
+
+
+def test_every_deviation_variant_is_on_its_page(generated):
+    page = generated[Path("docs/reference/deviation-figures.md")]
+    variants = json.loads((ROOT / "docs" / "deviations.json").read_text(encoding="utf-8"))["variants"]
+    assert all(f"| `{name}` |" in page for name in variants)
+
+
+def test_the_readme_is_short_and_opens_with_the_two_commands():
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert len(text.splitlines()) <= 200
+    first_block = re.search(r"```\w*\n(.*?)```", text, re.S).group(1)
+    assert first_block.splitlines() == [
+        "make demo   # set up, then run the main job on the embedded default (demo corpus, small encoder)",
+        "make test   # set up, then run the linters and the whole test suite"]
+    assert "make test" in (ROOT / ".ci" / "run").read_text(encoding="utf-8")  # CI builds the docs
