@@ -12,7 +12,7 @@ TEST_WORKERS ?= 2
 CITEWORTH_MIRROR ?= $(firstword $(wildcard $(CURDIR)/../shared/data))
 export CITEWORTH_MIRROR
 
-.PHONY: setup system-programs demo test docs docs-serve lint bench clean
+.PHONY: setup system-programs demo study test docs docs-serve lint bench clean
 
 setup: $(VENV)/.installed
 
@@ -40,6 +40,11 @@ system-programs:
 
 demo: setup
 	PATH="$(CURDIR)/$(BIN):$$PATH" ./scripts/demo.sh
+
+# The study at scale (params/study.yaml): every real paper of the mirror, in a workspace of its own,
+# results on branch runs/study; within 90 minutes on 2 cores (benchmarks/results/study.json).
+study: setup
+	PATH="$(CURDIR)/$(BIN):$$PATH" ./scripts/study.sh
 
 test: setup system-programs
 	$(BIN)/ruff check citeworth dags plugins tests benchmarks

@@ -17,7 +17,7 @@ dvc repro validate
 # made, loaded from checkpoints/finished/ in seconds. `train` names any other model of params.yaml.
 python -m citeworth.orchestration.side_by_side --jobs "$(getconf _NPROCESSORS_ONLN)" \
     train@pu domains transfer train@context train@solo train@sentence train@transformer silver \
-    related_work export train@crnn train@tfidf_lr train@sentence_noweight train
+    related_work export train@crnn scaling train@tfidf_lr train@sentence_noweight train
 dvc repro   # the report (Table 4); every other stage is current
 # `dvc metrics show` prints every metric of every stage as one very wide row; show the tables instead.
 awk '/^## Per split/ {exit} /^## Table 2/ {on = 1} on' reports/dataset_stats.md

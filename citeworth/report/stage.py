@@ -55,7 +55,8 @@ def load_model_metrics(metrics_dir: Path) -> dict[str, dict]:
 def summary_row(metrics: dict) -> dict:
     """One model's line of ``metrics/models.json``: test P/R/F1, ROC AUC and PR AUC (mean and std over
     seeds; None where undefined), F1's bootstrap 95% interval, test sentences, dev F1 (what
-    ``citeworth check`` picks its default model by), runtime."""
+    ``citeworth check`` picks its default model by), runtime, and F1, ROC AUC and PR AUC on the
+    test sentences of each collection (eLife, PLOS, ...)."""
     test = metrics["test"]
     row = {"label": metrics["label"], "kind": metrics["kind"], "seeds": test["f1"]["n"]}
     for key in ("precision", "recall", "f1", "roc_auc", "pr_auc"):
@@ -64,6 +65,8 @@ def summary_row(metrics: dict) -> dict:
     row["test_sentences"] = test["sentences"]
     row["dev_f1"] = round(metrics["dev"]["f1"]["mean"], 4)
     row["runtime_seconds"] = round(metrics["runtime_seconds"]["mean"], 1)
+    row["per_collection"] = {name: {key: _round(scores[key]["mean"]) for key in ("f1", "roc_auc", "pr_auc")}
+                             for name, scores in (metrics.get("per_collection") or {}).items()}
     return row
 
 

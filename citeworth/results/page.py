@@ -44,6 +44,9 @@ class ResultPaths:
     domain_plots: str = "plots/domains"
     transfer: str = "metrics/transfer.json"
     related_work: str = "reports/related_work_stats.json"
+    findings: str = "metrics/findings.json"
+    scaling: str = "metrics/scaling.json"
+    scaling_plots: str = "plots/scaling"
 
     @classmethod
     def from_params(cls, params: dict) -> ResultPaths:
@@ -62,11 +65,14 @@ class ResultPaths:
             domain_plots=value("domains", "plots_dir", d.domain_plots),
             transfer=value("transfer", "metrics_path", d.transfer),
             related_work=value("related_work", "stats_path", d.related_work),
+            findings=str(((params.get("report") or {}).get("findings") or {}).get("path") or d.findings),
+            scaling=value("scaling", "metrics_path", d.scaling),
+            scaling_plots=value("scaling", "plots_dir", d.scaling_plots),
         )
 
     def image_dirs(self) -> tuple[str, ...]:
         """The folders whose images (and chart CSVs) the page may serve."""
-        return (self.model_plots, self.domain_plots)
+        return (self.model_plots, self.domain_plots, self.scaling_plots)
 
 
 @dataclass
@@ -100,6 +106,8 @@ def build_page(files: Files, refs: list[Ref], head: str | None = None,
         "dataset": _dataset(stats),
         "funnel": _funnel(stats, paths),
         "models": _models(files, paths, test_split),
+        "findings": _findings(files.read_json(paths.findings)),
+        "scaling": _scaling(files.read_json(paths.scaling), paths),
         "domains": _domains(files.read_json(paths.domains), paths),
         "transfer": _transfer(files.read_json(paths.transfer)),
         "silver": _silver(files),
@@ -246,9 +254,26 @@ def _models(files: Files, paths: ResultPaths, test_split: dict) -> dict | None:
             "dev_f1": m.get("dev_f1"), "runtime_seconds": m.get("runtime_seconds"),
             "test_sentences": m.get("test_sentences", test_split.get("sentences")), "charts": charts,
         })
+    best = max(models, key=lambda name: (models[name].get("dev_f1") or 0, name))
     return {"rows": rows, "n": test_split.get("sentences"), "n_positive": test_split.get("cite_worthy"),
             "has_interval": any(r["f1_ci"] for r in rows),
-            "has_auc": any(r["roc_auc"] is not None or r["pr_auc"] is not None for r in rows)}
+            "has_auc": any(r["roc_auc"] is not None or r["pr_auc"] is not None for r in rows),
+            "best": models[best].get("label", best),
+            "per_collection": sorted((models[best].get("per_collection") or {}).items())}
+
+
+def _findings(findings: dict | None) -> dict | None:
+    if not findings or not findings.get("findings"):
+        return None
+    return {"rows": findings["findings"], "n": findings.get("test_sentences")}
+
+
+def _scaling(metrics: dict | None, paths: ResultPaths) -> dict | None:
+    if not metrics or not metrics.get("curves"):
+        return None
+    return {"curves": list(metrics["curves"].values()), "n": metrics.get("test_sentences"),
+            "train_sentences": metrics.get("train_sentences"),
+            "figure": f"{paths.scaling_plots}/scaling.png"}
 
 
 # --- Table 5 ---------------------------------------------------------------------------------------
@@ -269,7 +294,8 @@ def _domains(metrics: dict | None, paths: ResultPaths) -> dict | None:
     rows = [{"field": train, "cells": [cell(train, test) for test in fields]} for train in fields]
     clusters = metrics.get("clusters") or {}
     return {
-        "fields": fields, "rows": rows,
+        "fields": fields, "rows": rows, "unit": metrics.get("group_by") or "field",
+        "whole_target": (metrics.get("out_of_domain_test") or "all") == "all",
         "sigma": [(metrics.get("sigma") or {}).get(f) for f in fields],
         "rho": [(metrics.get("rho") or {}).get(f) for f in fields],
         "sigma_in_domain": metrics.get("sigma_in_domain"), "seeds": metrics.get("seeds") or [],

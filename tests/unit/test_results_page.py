@@ -359,3 +359,33 @@ def test_the_run_behind_a_version_is_asked_of_the_airflow_shell(project):
     page = build_page(WorkingCopy(project), refs, head_commit(project), find_runs)
     assert asked[-1] == {} and page.run["latest_runs"]  # untagged: the latest run of each DAG
     assert "No data version tag on this commit" in render(page)
+
+
+def test_the_findings_the_scaling_curve_per_collection_scores_and_a_table5_of_subjects(project):
+    per_collection = {"elife": {"f1": 0.7, "roc_auc": 0.88, "pr_auc": 0.75},
+                      "plos": {"f1": 0.6, "roc_auc": 0.8, "pr_auc": None}}
+    models = {**MODELS, "sentence": {**MODELS["sentence"], "per_collection": per_collection}}
+    write(project, "metrics/models.json", models)
+    write(project, "metrics/findings.json", {"test_sentences": 5, "findings": [
+        {"claim": "Context is critical", "metric": "f1", "verdict": "not shown",
+         "pairs": [{"better": "context", "worse": "solo", "difference": 1.5, "ci": [-0.4, 3.2]}]}]})
+    write(project, "metrics/scaling.json", {"test_sentences": 5, "train_sentences": 30, "curves": {
+        "tfidf_lr": {"label": "Logistic Regression", "points": [
+            {"train_sentences": 10, "f1": 0.4, "f1_ci": [0.3, 0.5], "roc_auc": 0.7, "pr_auc": 0.5},
+            {"train_sentences": 30, "f1": 0.5, "f1_ci": [0.4, 0.6], "roc_auc": 0.75, "pr_auc": 0.55}]}}})
+    write(project, "plots/scaling/scaling.png", PNG_SIGNATURE + b"curve")
+    write(project, "metrics/domains.json", {**DOMAINS, "group_by": "subject", "out_of_domain_test": "test"})
+    html = render(build_page(WorkingCopy(project), refs=[]))
+    tables = parse(html)
+
+    shown = tables.by_section["models"][1]
+    assert shown == [["Collection", "F1", "ROC AUC", "PR AUC"],
+                     ["elife", "70.00", "88.00", "75.00"], ["plos", "60.00", "80.00", "–"]]
+    assert "MiniLM (sentence) (the best by dev F1)" in html
+    [findings] = tables.by_section["findings"]
+    assert findings[1] == ["Context is critical", "not shown", "f1", "context − solo: +1.50 (-0.40 to +3.20)"]
+    [scaling] = tables.by_section["scaling"]
+    assert scaling[2] == ["Logistic Regression", "30", "50.00", "40.00–60.00", "75.00", "55.00"]
+    assert "./files/plots/scaling/scaling.png" in tables.images
+    assert image(WorkingCopy(project), "plots/scaling/scaling.png") == PNG_SIGNATURE + b"curve"
+    assert "Table 5: F1 across subjects" in html and "the same test papers as the column" in html

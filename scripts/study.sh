@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# The study at scale (params/study.yaml): the whole chain on every real paper of the mirror, in a
+# workspace of its own (`citeworth profile open study`: a git worktree at HEAD sharing the project's
+# DVC cache; the demo's outputs in this checkout are never touched), then its results committed on
+# branch runs/study (`citeworth profile version study`). A second run reuses every finished stage.
+#
+# Each phase runs its stages side by side, as many at a time as there are cores, each its own
+# dvc.yaml command in a process of its own (citeworth.orchestration.side_by_side), recorded in the
+# workspace's dvc.lock as `dvc repro` records them; each stage's log, wall and CPU seconds and peak
+# memory land in the workspace's logs/ (<stage>.log, <stage>.cost.json: benchmarks/study.py reads them).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+project="$PWD"
+jobs="$(getconf _NPROCESSORS_ONLN)"
+workspace="$(citeworth profile open study)"
+echo "study workspace: $workspace"
+cd "$workspace"
+phase() { python -m citeworth.orchestration.side_by_side --jobs "$jobs" "$@"; }
+phase download pdf2tei
+phase curate@citeworth curate@baseline
+phase assemble@citeworth assemble@baseline
+phase validate
+# Longest first (CPU seconds measured in the study: benchmarks/results/study.json). PU trains g, the
+# no-weight sentence model's fit, then the PU model; train@solo finishes before the scaling stage
+# reaches its largest Solo point, which is that fit (loaded, not trained again); the no-weight model
+# comes last and loads PU's g.
+phase train@pu train@solo domains scaling train@context train@sentence train@transformer train@crnn \
+    silver transfer related_work export train@tfidf_lr train@sentence_noweight train
+dvc repro   # the report (Table 4 and the findings); every other stage is current
+cd "$project"
+citeworth profile version study
+awk '/^## Per split/ {exit} /^## Table 2/ {on = 1} on' "$workspace/reports/dataset_stats.md"
+grep '^|' "$workspace/reports/table4.md"
+grep '^|' "$workspace/reports/findings.md"
+echo "study: $workspace (branch runs/study); Table 4: reports/table4.md, findings: reports/findings.md," \
+     "Table 5: reports/table5.md, scaling: reports/scaling.md and plots/scaling/scaling.png;" \
+     "check a draft with its best model: citeworth check DRAFT --model study"
