@@ -14,7 +14,8 @@ def trained(root, names_and_dev_f1: dict[str, float]) -> None:
     for name in names_and_dev_f1:
         (root / "models" / name).mkdir(parents=True)
     (root / "metrics").mkdir(exist_ok=True)
-    (root / "metrics/models.json").write_text(json.dumps({n: {"dev_f1": f} for n, f in names_and_dev_f1.items()}))
+    summary = {name: {"dev_f1": dev_f1} for name, dev_f1 in names_and_dev_f1.items()}
+    (root / "metrics/models.json").write_text(json.dumps(summary))
 
 
 def test_a_folder_a_model_name_a_profile_and_the_default(tmp_path, monkeypatch):
