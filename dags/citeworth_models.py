@@ -6,9 +6,9 @@ tip, the form's values in its params.yaml) -> train, one mapped task per model (
 queue: "gpu" on a Celery cluster; every other task runs on the default queue) -> report (Table 4);
 beside them the domain study, one mapped task per train field x test field cell, then its
 aggregation (Table 5), transfer (Table 6), the data-scaling curves and the silver citation-linkage
-corpus with its siamese model (Roy & Mercer) -> version (`dvc commit`, `dvc push`, a git commit of dvc.lock and the
-metrics: onto the branch for a run on the defaults, onto `runs/<run id>` for a run with its own
-models, seeds or overrides) -> close_workspace. The task graph is dvc.yaml's (a test checks it).
+corpus with its siamese model (Roy & Mercer) -> version (`dvc commit`, `dvc push`, a git commit of
+dvc.lock and the metrics: onto the branch for a run on the defaults, onto `runs/<run id>` for a run
+with its own models, seeds, profile or overrides) -> close_workspace. The task graph is dvc.yaml's (a test checks it).
 """
 
 from __future__ import annotations
