@@ -8,7 +8,8 @@ beside them the domain study, one mapped task per train field x test field cell,
 aggregation (Table 5), transfer (Table 6), the data-scaling curves and the silver citation-linkage
 corpus with its siamese model (Roy & Mercer) -> version (`dvc commit`, `dvc push`, a git commit of
 dvc.lock and the metrics: onto the branch for a run on the defaults, onto `runs/<run id>` for a run
-with its own models, seeds, profile or overrides) -> close_workspace. The task graph is dvc.yaml's (a test checks it).
+with its own models, seeds, profile or overrides) -> close_workspace. The task graph is dvc.yaml's
+(a test checks it).
 """
 
 from __future__ import annotations
