@@ -8,12 +8,14 @@
 # dvc.yaml command in a process of its own (citeworth.orchestration.side_by_side), recorded in the
 # workspace's dvc.lock as `dvc repro` records them; each stage's log, wall and CPU seconds and peak
 # memory land in the workspace's logs/ (<stage>.log, <stage>.cost.json: benchmarks/study.py reads them).
+# CITEWORTH_PROFILE=study-gpu runs params/study-gpu.yaml (the paper's budgets on a GPU) the same way.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 project="$PWD"
+profile="${CITEWORTH_PROFILE:-study}"
 jobs="$(getconf _NPROCESSORS_ONLN)"
-workspace="$(citeworth profile open study)"
-echo "study workspace: $workspace"
+workspace="$(citeworth profile open "$profile")"
+echo "$profile workspace: $workspace"
 cd "$workspace"
 phase() { python -m citeworth.orchestration.side_by_side --jobs "$jobs" "$@"; }
 phase download pdf2tei
@@ -28,10 +30,10 @@ phase train@pu train@solo domains scaling train@context train@sentence train@tra
     silver transfer related_work export train@tfidf_lr train@sentence_noweight train
 dvc repro   # the report (Table 4 and the findings); every other stage is current
 cd "$project"
-citeworth profile version study
+citeworth profile version "$profile"
 awk '/^## Per split/ {exit} /^## Table 2/ {on = 1} on' "$workspace/reports/dataset_stats.md"
 grep '^|' "$workspace/reports/table4.md"
 grep '^|' "$workspace/reports/findings.md"
-echo "study: $workspace (branch runs/study); Table 4: reports/table4.md, findings: reports/findings.md," \
+echo "$profile: $workspace (branch runs/$profile); Table 4: reports/table4.md, findings: reports/findings.md," \
      "Table 5: reports/table5.md, scaling: reports/scaling.md and plots/scaling/scaling.png;" \
-     "check a draft with its best model: citeworth check DRAFT --model study"
+     "check a draft with its best model: citeworth check DRAFT --model $profile"
