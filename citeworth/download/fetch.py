@@ -35,6 +35,7 @@ from citeworth.download.redaction import redact
 from citeworth.download.remote import (
     Body,
     ChecksumMismatch,
+    CorruptStoredFile,
     Digests,
     DownloadError,
     RemoteFile,
@@ -151,12 +152,17 @@ class Fetcher:
             before_sleep=lambda state: _log_retry(file, state),
             reraise=True,
         )
-        digests = retrying(self._transfer, file, part, progress)
+        try:
+            digests = retrying(self._transfer, file, part, progress)
+        except CorruptStoredFile as exc:
+            part.unlink(missing_ok=True)  # its bytes came from a broken copy: none of them is kept
+            raise CorruptStoredFile(f"{exc}; the partial download was deleted") from None
         problem = digests.mismatch(file)
         if problem:
             part.unlink()
             raise ChecksumMismatch(
-                f"{file.origin}: {problem}; the partial download was deleted, run the stage again to refetch"
+                f"{file.origin}: {problem}; the partial download of {file.path} was deleted, "
+                "run the stage again to refetch"
             )
         os.replace(part, dest)
         return digests

@@ -13,7 +13,7 @@ from pydantic import Field
 
 from citeworth.core.params import Params
 
-SOURCES = ("demo", "s2_api", "s2orc_legacy", "arxiv_s3")
+SOURCES = ("demo", "elife", "europepmc", "s2_api", "s2orc_legacy", "arxiv_s3")
 
 
 class S3Params(Params):
@@ -64,14 +64,16 @@ class ArxivParams(Params):
 
 class DownloadParams(Params):
     source: Literal[SOURCES]
-    """The corpus: demo (a public mirror of sample files) | s2_api (Semantic Scholar datasets) | s2orc_legacy
-    (S2ORC 20200705 shards) | arxiv_s3 (arXiv bulk sources)."""
+    """The corpus: demo (a public mirror of sample files) | elife (eLife's JATS articles) | europepmc (Europe
+    PMC open-access JATS articles) | s2_api (Semantic Scholar datasets) | s2orc_legacy (S2ORC 20200705
+    shards) | arxiv_s3 (arXiv bulk sources)."""
     release: str
-    """a release name, or "latest" (the newest; demo: of its calendar)"""
+    """a release name, or "latest" (the newest; demo, elife, europepmc: of its calendar)"""
     out_dir: Path
     """Files land in <out_dir>/<source>/<release>/ with MANIFEST.json."""
     mirror: str | None = None
-    """demo: mirror folder or http(s) URL; CITEWORTH_MIRROR also sets it"""
+    """demo, elife, europepmc: mirror folder or http(s) URL (a file may be stored there as <path>.gz);
+    CITEWORTH_MIRROR also sets it"""
     include: list[str] = Field(default_factory=list)
     """fnmatch patterns on paths; empty: every file"""
     unpack: list[str] = Field(default_factory=lambda: [".tar.gz", ".tgz"])

@@ -2,8 +2,9 @@
 
 - ``s2_api``: the release ids of the datasets API (dates, ``YYYY-MM-DD``);
 - ``arxiv_s3``: the months (``YYMM``) in the arXiv source manifest;
-- ``demo``: the dated releases of its calendar (``download/demo_releases.tsv``: demo-v1 published
-  2024-01-01, demo-v2 2024-02-01), ordered and dated by it;
+- ``demo``, ``elife``, ``europepmc`` (registry sources, ``download/registry.py``): the dated releases
+  of their calendars (``download/<source>_releases.tsv``; demo: demo-v1 published 2024-01-01, demo-v2
+  2024-02-01), ordered and dated by them;
 - ``s2orc_legacy``: a fixed snapshot with one release (``params.release``).
 
 ``latest_release(source, as_of)`` answers "which release had ``source`` published by ``as_of``", so a
@@ -22,8 +23,8 @@ from typing import Any
 
 from citeworth.core.errors import StageFailed
 from citeworth.download import arxiv, s2api
-from citeworth.download.demo import demo_releases
 from citeworth.download.params import DownloadParams
+from citeworth.download.registry import REGISTRIES
 from citeworth.download.transports import Network, s3_client
 
 
@@ -35,8 +36,8 @@ def available_releases(params: DownloadParams, api_key: str | None = None) -> li
     if params.source == "arxiv_s3":
         client = s3_client(net, params.s3.endpoint_url, params.s3.region, params.s3.unsigned)
         return arxiv.manifest_months(arxiv.parse_manifest(arxiv.read_manifest(params, client)))
-    if params.source == "demo":
-        return [release.name for release in demo_releases()]
+    if params.source in REGISTRIES:
+        return [release.name for release in REGISTRIES[params.source].releases()]
     return [params.release]
 
 
@@ -82,8 +83,8 @@ def is_newer(source: str, release: str, last: str) -> bool:
         return arxiv.month_order(release) > arxiv.month_order(arxiv.normalize_month(last))
     if source == "s2_api":
         return release > last  # ISO dates sort as text
-    if source == "demo":
-        published = _demo_dates()
+    if source in REGISTRIES:
+        published = REGISTRIES[source].published()
         return last not in published or published[release] > published[last]
     return release != last  # a fixed snapshot: only a different one counts
 
@@ -100,10 +101,6 @@ def _published_by(source: str, release: str, day: str) -> bool:
         return arxiv.month_order(release) <= arxiv.month_order(arxiv.normalize_month(day[:7]))
     if source == "s2_api":
         return release <= day
-    if source == "demo":
-        return _demo_dates()[release] <= day
+    if source in REGISTRIES:
+        return REGISTRIES[source].published()[release] <= day
     return True
-
-
-def _demo_dates() -> dict[str, str]:
-    return {release.name: release.published for release in demo_releases()}

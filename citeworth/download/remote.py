@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import fnmatch
 import hashlib
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -54,6 +55,10 @@ def check_relative(path: str, origin: str) -> None:
 
 class ChecksumMismatch(DownloadError):
     """The fetched bytes are not the expected ones; the partial file has been deleted."""
+
+
+class CorruptStoredFile(DownloadError):
+    """A mirror's stored copy (``<path>.gz``) does not give the file: truncated, no gzip, wrong size."""
 
 
 class TruncatedTransfer(Exception):
@@ -118,3 +123,13 @@ class Plan:
     files: list[RemoteFile]
     transports: dict = field(default_factory=dict)
     inline: list[InlineFile] = field(default_factory=list)
+
+
+def select(files: list[RemoteFile], patterns: list[str]) -> list[RemoteFile]:
+    """The files whose path matches one of ``patterns`` (all files when there are none)."""
+    if not patterns:
+        return files
+    chosen = [f for f in files if any(fnmatch.fnmatchcase(f.path, p) for p in patterns)]
+    if not chosen:
+        raise StageFailed(f"include={patterns} matches none of the {len(files)} files of the release")
+    return chosen

@@ -13,7 +13,6 @@ Secrets: the S2 API key is read from ``$S2_API_KEY`` (``s2_api.api_key_env``); S
 
 from __future__ import annotations
 
-import fnmatch
 import hashlib
 import logging
 from collections.abc import Callable
@@ -25,13 +24,13 @@ from citeworth.core import knobs
 from citeworth.core.errors import StageFailed
 from citeworth.core.io import atomic_write
 from citeworth.download.arxiv import plan_arxiv
-from citeworth.download.demo import plan_demo
 from citeworth.download.fetch import Fetcher
 from citeworth.download.manifest import Entry, read_manifest, write_manifest
 from citeworth.download.oai import tar_paper_ids, write_categories
 from citeworth.download.params import DownloadParams
 from citeworth.download.redaction import redact
-from citeworth.download.remote import Digests, DownloadError, InlineFile, Plan, RemoteFile
+from citeworth.download.registry import REGISTRIES
+from citeworth.download.remote import Digests, DownloadError, InlineFile, Plan, select
 from citeworth.download.s2api import plan_s2_api
 from citeworth.download.s2orc_legacy import plan_s2orc_legacy
 from citeworth.download.transports import Network, http_session, transport_key
@@ -40,7 +39,7 @@ from citeworth.download.unpack import unpack, unpack_target
 log = logging.getLogger(__name__)
 
 PLANNERS: dict[str, Callable[[DownloadParams, Network], Plan]] = {
-    "demo": plan_demo,
+    **{name: registry.plan for name, registry in REGISTRIES.items()},  # demo, elife, europepmc
     "s2_api": plan_s2_api,
     "s2orc_legacy": plan_s2orc_legacy,
     "arxiv_s3": plan_arxiv,
@@ -76,16 +75,6 @@ def download(params: DownloadParams) -> dict:
         "bytes_fetched": result.bytes_fetched,
         "unpacked_files": len(unpacked),
     }
-
-
-def select(files: list[RemoteFile], patterns: list[str]) -> list[RemoteFile]:
-    """The files whose path matches one of ``patterns`` (all files when there are none)."""
-    if not patterns:
-        return files
-    chosen = [f for f in files if any(fnmatch.fnmatchcase(f.path, p) for p in patterns)]
-    if not chosen:
-        raise StageFailed(f"include={patterns} matches none of the {len(files)} files of the release")
-    return chosen
 
 
 def _plan(params: DownloadParams, net: Network) -> Plan:

@@ -1,5 +1,6 @@
 """The download stage over HTTP against a real loopback server: the S2 datasets API (documented
-responses, presigned file URLs, 429s, a connection dropped mid-file) and the demo via an HTTP mirror."""
+responses, presigned file URLs, 429s, a connection dropped mid-file), the demo via an HTTP mirror and
+the Europe PMC source via the same mirror, which stores its files as ``.gz``."""
 
 from __future__ import annotations
 
@@ -10,13 +11,15 @@ import re
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+from urllib.parse import quote, unquote
 
 import pytest
 
 from citeworth.download import releases
 from citeworth.download.demo import demo_registry
 from citeworth.download.params import DownloadParams, S2ApiParams
-from citeworth.download.remote import DownloadError
+from citeworth.download.registry import REGISTRIES
+from citeworth.download.remote import DownloadError, select
 from citeworth.download.stage import download
 
 API_KEY = "s2-test-key-5b1e9c"
@@ -102,7 +105,7 @@ class FakeS2:
                     status, body = fake.api(path, key)
                     return self._send(status, json.dumps(body).encode())
                 if path.startswith("/mirror/"):
-                    local = fake.mirror / path[len("/mirror/"):]
+                    local = fake.mirror / unquote(path[len("/mirror/"):])
                     data = local.read_bytes() if local.is_file() else None
                 elif SIGNATURE not in query:  # like S3 without a valid presigned signature
                     return self._send(403, b"AccessDenied")
@@ -260,3 +263,18 @@ def test_demo_from_an_http_mirror_resumes_and_verifies(s2, mirror, tmp_path):
     assert resumed_from(s2, f"/mirror/{archive}") == [0, 458752]
     unpacked = tmp_path / "demo" / "demo-v2" / "github/IllDepence/unarXive/doc/unarXive_data_sample"
     assert (unpacked / "arXiv_src_2212_086.jsonl").stat().st_size == 10741088
+
+
+def test_a_gzipped_mirror_copy_cut_mid_file_is_fetched_again_and_verified(s2, mirror, tmp_path):
+    include = ["github/0AlphaZero0/*/Pipeline Dataset Creation/articlesOA/PMC3[0-3]*.xml"]  # spaces in paths
+    files = select(REGISTRIES["europepmc"].remote_files(), include)
+    plain = f"/mirror/{quote(files[0].path)}"  # as requested: percent-encoded
+    cut = f"{plain}.gz"
+    s2.mirror, s2.drop_after = mirror, {cut: 5_000}
+    summary = download(DownloadParams(source="europepmc", release="latest", out_dir=tmp_path, include=include,
+                                      mirror=f"{s2.base}/mirror", backoff=0.01))
+    assert summary["fetched"] == len(files) == 10
+    assert resumed_from(s2, cut) == [0, 0]  # a gzip stream is read again from its start
+    assert [r["path"] for r in s2.requests].count(plain) == 2  # each try asks for the plain file first: 404
+    manifest = json.loads((tmp_path / "europepmc" / "oa-cc-v1" / "MANIFEST.json").read_text())
+    assert [e["sha256"] for e in manifest["files"]] == [f.sha256 for f in sorted(files, key=lambda f: f.path)]

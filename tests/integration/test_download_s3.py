@@ -235,7 +235,7 @@ def test_arxiv_checksum_mismatch_fails_and_leaves_no_partial_file(s3, arxiv_buck
     s3.put_object(Bucket=arxiv_bucket, Key="src/arXiv_src_manifest.xml",
                   Body=arxiv_manifest(wrong_md5_for=bad))
     with pytest.raises(ChecksumMismatch, match=rf"s3://{arxiv_bucket}/{bad}: md5 \w+ does not match the "
-                       r"expected 0{32}; the partial download was deleted"):
+                       rf"expected 0{{32}}; the partial download of {bad} was deleted"):
         download(arxiv_params(arxiv_bucket, proxy.url, tmp_path))
     src = tmp_path / "arxiv_s3" / "2212" / "src"
     assert not (src / "arXiv_src_2212_001.tar").exists()

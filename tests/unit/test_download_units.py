@@ -132,11 +132,13 @@ def test_each_demo_release_holds_the_files_of_the_ones_before():
 
 
 def test_a_shipped_file_that_differs_from_its_registry_row_is_refused(monkeypatch, tmp_path):
-    from citeworth.download import demo
+    from citeworth.download import demo, registry
 
     edited = tmp_path / "demo_arxiv_metadata.jsonl"
     edited.write_bytes(demo.LATEX_METADATA.read_bytes() + b"\n")
-    monkeypatch.setattr(demo, "HERE", tmp_path)
+    for table in ("demo_files.tsv", "demo_releases.tsv"):
+        (tmp_path / table).write_bytes((registry.HERE / table).read_bytes())
+    monkeypatch.setattr(registry, "HERE", tmp_path)
     with pytest.raises(StageFailed, match="update the registry row"):
         shipped_files("demo-v2")
 
@@ -251,7 +253,7 @@ def test_a_checksum_mismatch_deletes_the_partial_file_and_fails_clearly(tmp_path
     data = b"the real bytes" * 100
     file = local_file(tmp_path, data, size=len(data), sha256="0" * 64)
     with pytest.raises(ChecksumMismatch, match=r"https://example.org/f.bin: sha256 \w+ does not match the "
-                       r"expected 0{64}; the partial download was deleted"):
+                       r"expected 0{64}; the partial download of sub/f.bin was deleted"):
         fetcher(tmp_path).fetch_all([file], desc="t")
     assert list((tmp_path / "release" / "sub").iterdir()) == []
 
