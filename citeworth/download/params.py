@@ -13,7 +13,7 @@ from pydantic import Field
 
 from citeworth.core.params import Params
 
-SOURCES = ("demo", "elife", "europepmc", "s2_api", "s2orc_legacy", "arxiv_s3")
+SOURCES = ("demo", "elife", "europepmc", "study", "s2_api", "s2orc_legacy", "arxiv_s3")
 
 
 class S3Params(Params):
@@ -65,10 +65,11 @@ class ArxivParams(Params):
 class DownloadParams(Params):
     source: Literal[SOURCES]
     """The corpus: demo (a public mirror of sample files) | elife (eLife's JATS articles) | europepmc (Europe
-    PMC open-access JATS articles) | s2_api (Semantic Scholar datasets) | s2orc_legacy (S2ORC 20200705
-    shards) | arxiv_s3 (arXiv bulk sources)."""
+    PMC open-access JATS articles) | study (the demo, eLife and Europe PMC in one release: params/study.yaml)
+    | s2_api (Semantic Scholar datasets) | s2orc_legacy (S2ORC 20200705 shards) | arxiv_s3 (arXiv bulk
+    sources)."""
     release: str
-    """a release name, or "latest" (the newest; demo, elife, europepmc: of its calendar)"""
+    """a release name, or "latest" (the newest; demo, elife, europepmc, study: of its calendar)"""
     out_dir: Path
     """Files land in <out_dir>/<source>/<release>/ with MANIFEST.json."""
     mirror: str | None = None

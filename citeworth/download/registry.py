@@ -122,8 +122,36 @@ class Registry:
         return InlineFile(row["path"], row["origin_url"], content)
 
 
-# The sources whose releases are registries shipped with the package.
-REGISTRIES = {name: Registry(name) for name in ("demo", "elife", "europepmc")}
+@dataclass(frozen=True)
+class Bundle(Registry):
+    """A source whose releases bundle releases of other registry sources: its calendar's ``parts``
+    column names them (``demo:demo-v2 elife:6c97171``); it has no files table of its own. A
+    release's files are its parts' files, each at its own mirror path (two parts holding one path
+    are refused), under ``raw/<source>/<release>/`` like any release's."""
+
+    def parts(self, release: str = LATEST) -> list[tuple[Registry, str]]:
+        name = self.resolve(release)
+        row = next(row for row in _tsv(self.calendar_path) if row["release"] == name)
+        parts = [part.partition(":") for part in row["parts"].split()]
+        if unknown := [source for source, _, _ in parts if source not in REGISTRIES or source == self.source]:
+            raise StageFailed(f"{self.calendar_path.name}: release {name} bundles unknown source(s) "
+                              f"{unknown}")
+        return [(REGISTRIES[source], part_release) for source, _, part_release in parts]
+
+    def remote_files(self, release: str = LATEST) -> list[RemoteFile]:
+        files = [file for registry, part in self.parts(release) for file in registry.remote_files(part)]
+        paths = [file.path for file in files]
+        if len(set(paths)) != len(paths):
+            raise StageFailed(f"the parts of {self.source} {release} hold the same path twice")
+        return files
+
+    def shipped_files(self, release: str = LATEST) -> list[InlineFile]:
+        return [file for registry, part in self.parts(release) for file in registry.shipped_files(part)]
+
+
+# The sources whose releases are registries shipped with the package (the study bundles the others).
+REGISTRIES: dict[str, Registry] = {name: Registry(name) for name in ("demo", "elife", "europepmc")}
+REGISTRIES["study"] = Bundle("study")
 
 
 def _tsv(path: Path) -> list[dict[str, str]]:

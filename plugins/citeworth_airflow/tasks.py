@@ -82,7 +82,8 @@ def _profile() -> Param:
 DATASET_PARAMS: dict[str, Param] = {
     "profile": _profile(),
     "source": _optional(None, "string", "Source corpus (download.source); empty: as in params.yaml",
-                        enum=[None, "demo", "s2_api", "s2orc_legacy", "arxiv_s3"]),
+                        enum=[None, "demo", "elife", "europepmc", "study", "s2_api", "s2orc_legacy",
+                              "arxiv_s3"]),
     "release": _optional(None, "string", "Source release; empty: the newest release the source "
                          "published by the run's logical date"),
     "sample_size": _optional(None, "integer", "Paragraphs kept per field (assemble.per_field); "

@@ -103,3 +103,9 @@ def test_trigger_forms_offer_the_run_settings(dag_facts):
     assert "demo" in dataset["source"]["enum"]
     assert dataset["sample_size"]["type"] == ["null", "integer"]
     assert models["models"]["items"] == {"type": "string"}
+
+
+def test_the_forms_source_choices_are_the_download_stages(dag_facts):
+    from citeworth.download.params import SOURCES
+
+    assert dag_facts["dags"]["citeworth_dataset"]["params"]["source"]["enum"] == [None, *SOURCES]

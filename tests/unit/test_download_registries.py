@@ -109,3 +109,15 @@ def test_a_gzipped_copy_of_other_bytes_is_a_checksum_mismatch(tmp_path):
                        match=r"f.xml: sha256 \w+ does not match .* of sub/f.xml was deleted"):
         fetch(tmp_path, stored_file(tmp_path, data, gzip.compress(other, mtime=0)))
     assert list((tmp_path / "release" / "sub").iterdir()) == []
+
+
+def test_the_study_bundles_the_demo_elife_and_europepmc_releases_in_one():
+    study = REGISTRIES["study"]
+    assert study.resolve("latest") == "study-v1" and releases.is_newer("study", "study-v1", "none")
+    parts = {registry.source: release for registry, release in study.parts("study-v1")}
+    assert parts == {"demo": "demo-v2", "elife": "6c97171", "europepmc": "oa-cc-v1"}
+    files = study.remote_files("study-v1")
+    expected = [f for source, release in parts.items() for f in REGISTRIES[source].remote_files(release)]
+    assert files == expected and len({f.path for f in files}) == len(files) > 4314
+    assert [f.path for f in study.shipped_files("study-v1")] == [
+        f.path for f in REGISTRIES["demo"].shipped_files("demo-v2")]

@@ -13,6 +13,7 @@ from citeworth.stages import STAGES, stage_params
 
 ROOT = Path(__file__).resolve().parents[2]
 PAPER = ROOT / "params" / "paper.yaml"
+PROFILES = sorted((ROOT / "params").glob("*.yaml"))
 
 
 def test_a_profile_merges_mappings_and_replaces_everything_else():
@@ -40,9 +41,24 @@ def test_a_broken_profile_is_a_params_error(tmp_path, text, message):
         load_document(tmp_path / "p.yaml")
 
 
+@pytest.mark.parametrize("profile", PROFILES, ids=lambda path: path.stem)
 @pytest.mark.parametrize("stage", sorted(STAGES))
-def test_the_paper_profile_builds_every_stage(stage):
-    assert stage_params(stage, path=PAPER) is not None
+def test_every_profile_builds_every_stage(stage, profile):
+    assert stage_params(stage, path=profile) is not None
+
+
+@pytest.mark.parametrize("profile", ["study", "study-gpu"])
+def test_the_study_trains_every_encoder_model_on_one_budget_and_its_largest_solo_point_is_train_solo(profile):
+    path = ROOT / "params" / f"{profile}.yaml"
+    train = stage_params("train", path=path)
+    specs = {name: model_spec(name, train.catalog[name]) for name in train.models}
+    encoders = [s for s in specs.values() if s.kind in ("sentence", "context")]
+    assert len({(s.max_train_sentences, s.max_dev_sentences) for s in encoders}) == 1
+    solo = model_spec("solo", stage_params("scaling", path=path).curves["solo"].model)
+    assert solo == specs["solo"]  # the same fit: loaded from checkpoints/finished/, not trained twice
+    inputs = stage_params("curate", path=path).inputs
+    assert {spec.collection for spec in inputs} >= {"elife", "europepmc", "plos", "unarxive"}
+    assert stage_params("download", path=path).source == "study"
 
 
 def test_the_paper_profile_has_the_papers_settings():
