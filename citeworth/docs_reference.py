@@ -18,7 +18,8 @@ results file or deviation shows up without a change here):
   stages as DVC resolves them (foreach and matrix cells, params.yaml's paths);
 - ``reference/benchmarks/<name>.md``: every figure of ``benchmarks/results/<name>.json`` with the
   command, machine and date the file records, and their entries in mkdocs.yml's nav;
-- ``reference/deviation-figures.md``: ``docs/deviations.json``.
+- ``reference/deviation-figures.md``: ``docs/deviations.json``;
+- ``study-results.md``: ``benchmarks/results/study.json`` (``citeworth/docs_study.py``).
 
 Nothing here imports MkDocs: the pages are plain Markdown, built by ``make docs``.
 """
@@ -38,6 +39,7 @@ from typing import Any
 
 from citeworth import cli
 from citeworth.core.io import write_text
+from citeworth.docs_study import study_results_page
 from citeworth.stages import STAGES, params_keys
 
 ROOT = Path(__file__).resolve().parents[1]  # the project: its docs/, dvc.yaml, benchmarks/
@@ -64,6 +66,8 @@ def generated() -> dict[Path, str]:
         pages["assets/pipeline.svg"] = pipeline_svg(stages)
         for path in results_files():
             pages[f"reference/benchmarks/{path.stem}.md"] = benchmark_page(path)
+        if (study := study_results_page(ROOT)) is not None:
+            pages["study-results.md"] = study
     files = {Path("docs") / name: text for name, text in pages.items()}
     files[Path("mkdocs.yml")] = with_benchmark_nav((ROOT / "mkdocs.yml").read_text(encoding="utf-8"))
     return files

@@ -28,11 +28,11 @@ import yaml
 
 from citeworth.core.errors import StageFailed
 from citeworth.core.io import write_text
-from citeworth.core.params import ParamsError
+from citeworth.core.params import ParamsError, load_document
 from citeworth.core.workspaces import PROFILE_RUN_PREFIX, profile_workspace
 from citeworth.orchestration import runs
 from citeworth.orchestration.experiments import EXPERIMENT_PREFIX
-from citeworth.orchestration.params_file import apply_params, profile_file, profile_updates
+from citeworth.orchestration.params_file import apply_params, changed_values, profile_file, profile_updates
 from citeworth.orchestration.versioning import git, publish
 
 log = logging.getLogger(__name__)
@@ -78,8 +78,10 @@ def version_profile(project: Path, name: str) -> dict[str, Any]:
     if tip and git(project, "rev-parse", f"{tip}^") != start:
         git(project, "update-ref", "-d", ref, tip)  # built on other code: start again from this one
     stages = sorted((yaml.safe_load((workspace / "dvc.lock").read_text()) or {}).get("stages", {}))
+    code_params = yaml.safe_load(git(workspace, "show", f"{start}:params.yaml")) or {}
+    updates = changed_values(code_params, load_document(profile_file(workspace, name)))
     version = publish(workspace, stages, f"Profile {name} at {start[:12]}", ref=ref, start=start,
-                      param_updates=profile_updates(workspace, name))
+                      param_updates=updates)
     return {**version, "ref": ref, "workspace": str(workspace)}
 
 
