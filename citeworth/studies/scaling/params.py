@@ -22,8 +22,8 @@ class CurveParams(Params):
 class ScalingParams(Params):
     data_dir: Path
     """The dataset (assemble's out_dir): every point tests on all of its test split."""
-    curves: dict[str, CurveParams]
-    """Curve name -> the model and its sizes."""
+    curves: dict[str, CurveParams | None]
+    """Curve name -> the model and its sizes (null: leave that curve out, e.g. in a profile)."""
     seed: int = 1
     """Each point's sample and training seed (train.seeds' first, so a point with a Table 4 model's
     budget is that model's fit, loaded from checkpoints/finished/)."""

@@ -36,6 +36,8 @@ def scaling(params: ScalingParams) -> dict:
     curves, trained = {}, 0
     with torch_threads(params.threads):
         for name, curve in params.curves.items():
+            if curve is None:
+                continue
             points = []
             for size in curve.sizes:
                 point, fresh = _point(name, curve.model, size, splits, params, version)
