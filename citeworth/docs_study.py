@@ -209,9 +209,10 @@ def _per_collection(study: dict) -> str:
     return (
         "\n".join(
             [
-                f"## The best model on each collection: {study['table4'][best]['label']} (`--model study`)\n",
-                f"The model `citeworth check --model study` uses (the best by dev F1, `{best}`), on the test "
-                "sentences of each collection the study reads.\n",
+                "## The best model on each collection\n",
+                f"The model `citeworth check --model study` uses, the best by dev F1 "
+                f"({study['table4'][best]['label']}, `{best}`), on the test sentences of each collection "
+                "the study reads.\n",
                 _table(["Collection", "F1", "ROC AUC", "PR AUC"], rows),
             ]
         )
