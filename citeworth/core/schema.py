@@ -24,6 +24,13 @@ FIELD_OF_STUDY = "mag_field_of_study"
 # categories, PLOS taxonomy paths...) and its scheme, from which the curation chose the one field.
 SOURCE_FIELDS = "source_fields_of_study"
 
+# The finer subject a paper is kept under for a domain study (Table 5 over real subjects: eLife's
+# heading, a PLOS taxonomy term, a journal's broad subject), null where the source gives none; and the
+# collection its input names (eLife, Europe PMC, PLOS, unarXive...; default the reader's name), by which
+# a model's test metrics can be split.
+SUBJECT = "subject"
+COLLECTION = "collection"
+
 # The score at or above which a sentence is called cite-worthy: the models' metrics and the check.
 THRESHOLD = 0.5
 

@@ -16,8 +16,8 @@ Readers:
   the glob may match both kinds (or only the parses, with ``metadata`` a glob of the metadata files).
 - ``s2_api``: Semantic Scholar datasets API ``s2orc`` files, one per shard; ``metadata`` = one
   ``papers`` dataset JSONL(.gz) for fields of study; release = given, or a date-like folder.
-- ``jats``: PMC JATS XML (``.nxml``), one article per file, one folder per shard; fields of study
-  mapped from the article's subjects / journal (``field_scheme`` "pmc"); no ``metadata``.
+- ``jats``: JATS XML (PMC ``.nxml``, eLife, Europe PMC), one article per file, one folder per shard;
+  fields of study from the article's subjects / journal / references (see jats.py); no ``metadata``.
 - ``tei``: GROBID TEI XML (``.tei.xml``), one paper per file, one folder per shard; ``metadata`` =
   an optional JSONL keyed by file stem for fields of study and filter facts (see tei.py).
 Both: release = given, else a date-like folder, else "unversioned". A folder of more than
@@ -74,9 +74,11 @@ _RELEASE_DIR = re.compile(r"^(\d{4}-\d{2}-\d{2}|\d{8})")
 
 
 def discover_shards(
-    reader: str, glob: str, metadata: str | None = None, release: str | None = None
+    reader: str, glob: str, metadata: str | None = None, release: str | None = None,
+    collection: str | None = None,
 ) -> list[Shard]:
-    """The shards of ``reader`` among the files matching ``glob``, sorted by name."""
+    """The shards of ``reader`` among the files matching ``glob``, sorted by name (their papers
+    recorded under ``collection``, None: the reader's name)."""
     if reader not in _DISCOVER:
         raise ValueError(f"unknown reader {reader!r}; readers: {', '.join(READERS)}")
     files = _matches(glob, folders=reader == "arxiv_latex")
@@ -84,6 +86,8 @@ def discover_shards(
         raise MissingInput(f"{reader}: no files match {glob!r} (relative to {os.getcwd()}); "
                                 "has the download stage run?")
     shards = _unique_names(_DISCOVER[reader](files, metadata, release))
+    if collection is not None:
+        shards = [dataclasses.replace(shard, collection=collection) for shard in shards]
     return sorted(shards, key=lambda shard: shard.name)
 
 
@@ -94,7 +98,7 @@ def input_shards(inputs: Iterable[InputSpec]) -> list[Shard]:
         if spec.optional and not _matches(spec.glob, folders=spec.reader == "arxiv_latex"):
             log.info("%s: no files match %r; the input is optional, so it is skipped", spec.reader, spec.glob)
             continue
-        shards += discover_shards(spec.reader, spec.glob, spec.metadata, spec.release)
+        shards += discover_shards(spec.reader, spec.glob, spec.metadata, spec.release, spec.collection)
     return shards
 
 
