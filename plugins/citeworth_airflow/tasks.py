@@ -75,7 +75,8 @@ def _overrides(example: str) -> Param:
 # pools), and $CITEWORTH_WORKERS in a worker's environment sets a stage's own (citeworth.core.knobs).
 DATASET_PARAMS: dict[str, Param] = {
     "source": _optional(None, "string", "Source corpus (download.source); empty: as in params.yaml",
-                        enum=[None, "demo", "s2_api", "s2orc_legacy", "arxiv_s3"]),
+                        # citeworth.download.params.SOURCES, spelt out: DAG files parse without the library
+                        enum=[None, "demo", "elife", "europepmc", "s2_api", "s2orc_legacy", "arxiv_s3"]),
     "release": _optional(None, "string", "Source release; empty: the newest release the source "
                          "published by the run's logical date"),
     "sample_size": _optional(None, "integer", "Paragraphs kept per field (assemble.per_field); "

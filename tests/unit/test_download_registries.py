@@ -7,6 +7,7 @@ import csv
 import gzip
 import hashlib
 import os
+import re
 from pathlib import Path
 
 import pytest
@@ -109,3 +110,11 @@ def test_a_gzipped_copy_of_other_bytes_is_a_checksum_mismatch(tmp_path):
                        match=r"f.xml: sha256 \w+ does not match .* of sub/f.xml was deleted"):
         fetch(tmp_path, stored_file(tmp_path, data, gzip.compress(other, mtime=0)))
     assert list((tmp_path / "release" / "sub").iterdir()) == []
+
+
+def test_the_airflow_trigger_form_offers_every_download_source():
+    from citeworth.download.params import SOURCES
+
+    tasks = (Path(__file__).resolve().parents[2] / "plugins" / "citeworth_airflow" / "tasks.py").read_text()
+    [offered] = re.findall(r'enum=\[None, ([^\]]*)\]', tasks)
+    assert tuple(re.findall(r'"([^"]+)"', offered)) == SOURCES
