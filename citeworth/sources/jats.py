@@ -86,7 +86,7 @@ PMC_SCHEME = "pmc"
 PLOS_SCHEME = "plos"
 # PLOS's subject-group types, newest taxonomy first; an article is indexed with the first it has.
 PLOS_TAXONOMIES = ("Discipline-v3", "Discipline-v2", "Discipline")
-ELIFE = ("elife", "2050-084x")  # eLife's journal title and ISSN, lower-cased
+ELIFE = frozenset({"elife", "2050-084x"})  # eLife's journal title and ISSN, lower-cased
 # Pensoft's taxon-name parts (JATS named-content types, TaxPub's taxon-name-part types): set off by a
 # space where the XML puts two of them side by side.
 TAXON_PARTS = frozenset({
@@ -156,7 +156,7 @@ def _fields_of_study(article: ET.Element, meta: ET.Element, journal: str,
         return PLOS_SCHEME, (), None
     headings = unique(text_of(subject) for group in groups if group.get("subj-group-type") == "heading"
                       for subject in group.findall("subject"))
-    if headings and ELIFE[0] in (journal.lower(), *(issn.lower() for issn in issns)):
+    if headings and ELIFE & {journal.lower(), *(issn.lower() for issn in issns)}:
         return "elife", headings, headings[0]
     return _pmc_fields(article, _subjects(meta), journal, issns)
 

@@ -205,6 +205,8 @@ BIOLOGY_REFS = ["J Mol Biol", "Cell", "Genes Dev.", "Nature", "Nucleic Acids Res
      ("elife", ("Cell biology", "Neuroscience"), "Cell biology", "Biology")),
     ("eLife", ["Cell biology", "Human biology and medicine"], [], "2050-084X",
      ("elife", ("Cell biology", "Human biology and medicine"), "Cell biology", None)),
+    ("eLife Sciences", ["Neuroscience"], [], "2050-084X",  # found by its ISSN
+     ("elife", ("Neuroscience",), "Neuroscience", "Biology")),
 ])
 def test_fields_by_the_first_rule_that_applies(tmp_path, journal, subjects, venues, issn, expected):
     assert written_article(tmp_path, journal, subjects, venues, issn) == expected
