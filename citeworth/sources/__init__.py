@@ -64,9 +64,9 @@ READERS: dict[str, Callable[[Shard], Iterator[Paper | BadRecord]]] = {
 
 # Files of one folder curated together at most (one-file-per-paper readers: s2orc_json, jats, tei): a
 # folder of thousands of articles becomes shards that every worker process (or Airflow task) takes a
-# share of. 250 JATS articles curate in about 10 s on one core: shards small enough to balance two
-# workers on eLife's 1,781 articles, large enough that the per-shard cost (four files written, the
-# fingerprint, the store) stays small.
+# share of. 250 eLife or Europe PMC articles curate in 5-8 CPU seconds: shards small enough to balance
+# two workers on eLife's 1,781 articles (the largest shard 8 of the set's 49 CPU seconds), large enough
+# that the per-shard cost (four files written, the fingerprint, the store) stays small.
 FILES_PER_SHARD = 250
 _BULK_TAR = re.compile(r"^arXiv_src_(\d{4})_\d+\.tar$")
 _LEGACY_NAME = re.compile(r"^(metadata|pdf_parses)_(.+?)\.jsonl(?:\.gz)?$")
