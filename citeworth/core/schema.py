@@ -24,12 +24,11 @@ FIELD_OF_STUDY = "mag_field_of_study"
 # categories, PLOS taxonomy paths...) and its scheme, from which the curation chose the one field.
 SOURCE_FIELDS = "source_fields_of_study"
 
-# The record key of a paragraph's finer subject (eLife's subject heading, PLOS's second taxonomy level,
-# ...) where its source names one: the domain study's unit within a field.
+# The finer subject a paper is kept under for a domain study (Table 5 over real subjects: eLife's
+# heading, a PLOS taxonomy term, a journal's broad subject), null where the source gives none; and the
+# collection its input names (eLife, Europe PMC, PLOS, unarXive...; default the reader's name), by which
+# a model's test metrics can be split.
 SUBJECT = "subject"
-
-# The record key naming the collection a paragraph came from (the curate input's ``collection``:
-# elife, europepmc, plos, unarxive, ...), by which a model's test metrics are also reported.
 COLLECTION = "collection"
 
 # The score at or above which a sentence is called cite-worthy: the models' metrics and the check.

@@ -17,7 +17,14 @@ from dataclasses import dataclass, field
 from dataclasses import fields as dataclass_fields
 
 from citeworth.core.paper import Paper, Paragraph
-from citeworth.core.schema import CITE_WORTHY, FIELD_OF_STUDY, NOT_CITE_WORTHY, SOURCE_FIELDS
+from citeworth.core.schema import (
+    CITE_WORTHY,
+    COLLECTION,
+    FIELD_OF_STUDY,
+    NOT_CITE_WORTHY,
+    SOURCE_FIELDS,
+    SUBJECT,
+)
 from citeworth.curate.config import CURATION_ERROR, CurationConfig
 from citeworth.curate.filters import paper_rejection
 from citeworth.text import citations as cit
@@ -343,6 +350,8 @@ class Curator:
             FIELD_OF_STUDY: [work.field],
             SOURCE_FIELDS: {"scheme": paper.metadata.get("field_scheme"),
                             "terms": list(paper.fields_of_study)},
+            SUBJECT: paper.metadata.get("subject"),
+            COLLECTION: paper.metadata.get("collection") or paper.source,
             "original_text": paragraph.text,
             "samples": samples,
             "source": paper.source,

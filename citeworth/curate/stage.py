@@ -305,9 +305,9 @@ def _curator(rules: CurationConfig) -> Curator:
 
 
 def _fingerprint(rules: CurationConfig, shard: Shard) -> str:
-    """What decides a shard's output: the code, the rules, the reader and the input files' contents
-    (not their mtimes, which a fresh download or a DVC checkout changes, nor their folder, release
-    or shard name: provenance that ``shard_store.reuse`` rewrites)."""
+    """What decides a shard's output: the code, the rules, the reader, the collection its records name
+    and the input files' contents (not their mtimes, which a fresh download or a DVC checkout changes,
+    nor their folder, release or shard name: provenance that ``shard_store.reuse`` rewrites)."""
     metadata = content_version([shard.metadata]) if shard.metadata else None
-    return fingerprint(CODE, rules=to_dict(rules), reader=shard.reader, data=content_version(shard.paths),
-                       metadata=metadata)
+    return fingerprint(CODE, rules=to_dict(rules), reader=shard.reader, collection=shard.collection,
+                       data=content_version(shard.paths), metadata=metadata)

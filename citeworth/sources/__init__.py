@@ -10,17 +10,19 @@ Readers:
 - ``unarxive``: unarXive JSONL (``arXiv_src_*.jsonl``), one file per shard; release "2023-sample"
   unless given.
 - ``s2orc_json``: S2ORC single-paper JSON of the 20190928 / 20200705 / 20210101 releases; one
-  folder per shard, release = the folder's name; ``metadata`` = an optional S2ORC metadata JSONL
+  folder per shard (see below), release = the folder's name; ``metadata`` = an optional S2ORC metadata JSONL
   (e.g. the 20200705 ``sample.jsonl``) for MAG fields and filter facts.
 - ``s2orc_legacy``: S2ORC 20200705 ``pdf_parses_N.jsonl.gz`` joined with ``metadata_N.jsonl.gz``;
   the glob may match both kinds (or only the parses, with ``metadata`` a glob of the metadata files).
 - ``s2_api``: Semantic Scholar datasets API ``s2orc`` files, one per shard; ``metadata`` = one
   ``papers`` dataset JSONL(.gz) for fields of study; release = given, or a date-like folder.
-- ``jats``: PMC JATS XML (``.nxml``), one article per file, one folder per shard; fields of study
-  mapped from the article's subjects / journal (``field_scheme`` "pmc"); no ``metadata``.
+- ``jats``: JATS XML (PMC ``.nxml``, eLife, Europe PMC), one article per file, one folder per shard;
+  fields of study from the article's subjects / journal / references (see jats.py); no ``metadata``.
 - ``tei``: GROBID TEI XML (``.tei.xml``), one paper per file, one folder per shard; ``metadata`` =
   an optional JSONL keyed by file stem for fields of study and filter facts (see tei.py).
-Both: release = given, else a date-like folder, else "unversioned".
+Both: release = given, else a date-like folder, else "unversioned". A folder of more than
+``FILES_PER_SHARD`` files (s2orc_json, jats, tei) is cut into shards of that many, so that thousands
+of articles in one folder curate on every worker.
 - ``arxiv_latex``: LaTeX sources (citeworth/sources/latex/): the glob matches arXiv bulk tars
   (``arXiv_src_YYMM_NNN.tar``, one shard each), e-prints (``<id>.gz``) or ``.tex`` files (one paper
   each), or folders (one paper each: every file under the folder); ``metadata`` = JSON lines in the
@@ -60,15 +62,23 @@ READERS: dict[str, Callable[[Shard], Iterator[Paper | BadRecord]]] = {
     "arxiv_latex": latex_reader.read,
 }
 
+# Files of one folder curated together at most (one-file-per-paper readers: s2orc_json, jats, tei): a
+# folder of thousands of articles becomes shards that every worker process (or Airflow task) takes a
+# share of. 250 eLife or Europe PMC articles curate in 5-8 CPU seconds: shards small enough to balance
+# two workers on eLife's 1,781 articles (the largest shard 8 of the set's 49 CPU seconds), large enough
+# that the per-shard cost (four files written, the fingerprint, the store) stays small.
+FILES_PER_SHARD = 250
 _BULK_TAR = re.compile(r"^arXiv_src_(\d{4})_\d+\.tar$")
 _LEGACY_NAME = re.compile(r"^(metadata|pdf_parses)_(.+?)\.jsonl(?:\.gz)?$")
 _RELEASE_DIR = re.compile(r"^(\d{4}-\d{2}-\d{2}|\d{8})")
 
 
 def discover_shards(
-    reader: str, glob: str, metadata: str | None = None, release: str | None = None
+    reader: str, glob: str, metadata: str | None = None, release: str | None = None,
+    collection: str | None = None,
 ) -> list[Shard]:
-    """The shards of ``reader`` among the files matching ``glob``, sorted by name."""
+    """The shards of ``reader`` among the files matching ``glob``, sorted by name (their papers
+    recorded under ``collection``, None: the reader's name)."""
     if reader not in _DISCOVER:
         raise ValueError(f"unknown reader {reader!r}; readers: {', '.join(READERS)}")
     files = _matches(glob, folders=reader == "arxiv_latex")
@@ -76,6 +86,8 @@ def discover_shards(
         raise MissingInput(f"{reader}: no files match {glob!r} (relative to {os.getcwd()}); "
                                 "has the download stage run?")
     shards = _unique_names(_DISCOVER[reader](files, metadata, release))
+    if collection is not None:
+        shards = [dataclasses.replace(shard, collection=collection) for shard in shards]
     return sorted(shards, key=lambda shard: shard.name)
 
 
@@ -86,7 +98,7 @@ def input_shards(inputs: Iterable[InputSpec]) -> list[Shard]:
         if spec.optional and not _matches(spec.glob, folders=spec.reader == "arxiv_latex"):
             log.info("%s: no files match %r; the input is optional, so it is skipped", spec.reader, spec.glob)
             continue
-        shards += discover_shards(spec.reader, spec.glob, spec.metadata, spec.release)
+        shards += discover_shards(spec.reader, spec.glob, spec.metadata, spec.release, spec.collection)
     return shards
 
 
@@ -107,8 +119,8 @@ def _unarxive(files: list[str], metadata: str | None, release: str | None) -> li
 def _s2orc_json(files: list[str], metadata: str | None, release: str | None) -> list[Shard]:
     metadata_file = _one_file(metadata, "s2orc_json")
     return [
-        Shard("s2orc_json", _safe(Path(folder).name), paths, release or Path(folder).name, metadata_file)
-        for folder, paths in _by_folder(files)
+        Shard("s2orc_json", name, paths, release or Path(paths[0]).parent.name, metadata_file)
+        for name, paths in _folder_shards(files)
     ]
 
 
@@ -124,14 +136,34 @@ def _tei(files: list[str], metadata: str | None, release: str | None) -> list[Sh
 
 def _xml_shards(reader: str, files: list[str], metadata: str | None, release: str | None) -> list[Shard]:
     return [
-        Shard(reader, _safe(Path(folder).name), paths, release or _release_dir(paths[0]) or "unversioned",
-              metadata)
-        for folder, paths in _by_folder(files)
+        Shard(reader, name, paths, release or _release_dir(paths[0]) or "unversioned", metadata)
+        for name, paths in _folder_shards(files)
     ]
 
 
+def _folder_shards(files: list[str]) -> list[tuple[str, tuple[str, ...]]]:
+    """``(shard name, files)`` for one-file-per-paper readers: each folder's files in sorted order, cut
+    into runs of ``FILES_PER_SHARD``. A folder that fits in one run is one shard named after the folder
+    (its parent's path hashed in when two folders share a name); a larger one gives ``<name>_0000``,
+    ``<name>_0001``..., so files added at the end of a folder leave its earlier shards (and their
+    curated copies in the shard store) as they were."""
+    folders = _by_folder(files)
+    names = Counter(_safe(Path(folder).name) for folder, _ in folders)
+    shards = []
+    for folder, paths in folders:
+        name = _safe(Path(folder).name)
+        if names[name] > 1:
+            name = f"{name}-{_path_hash(paths[0])}"
+        runs = [paths[i:i + FILES_PER_SHARD] for i in range(0, len(paths), FILES_PER_SHARD)]
+        if len(runs) == 1:
+            shards.append((name, runs[0]))
+        else:
+            shards += [(f"{name}_{k:04d}", run) for k, run in enumerate(runs)]
+    return shards
+
+
 def _by_folder(files: list[str]) -> list[tuple[str, tuple[str, ...]]]:
-    """Files grouped by their folder (one shard each), folders and files in sorted order."""
+    """Files grouped by their folder, folders and files in sorted order."""
     folders: dict[str, list[str]] = defaultdict(list)
     for path in files:
         folders[str(Path(path).parent)].append(path)

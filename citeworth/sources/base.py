@@ -26,6 +26,7 @@ class Shard:
     paths: tuple[str, ...]
     release: str  # source release (e.g. "20200705", "2023-sample", an S2 release id)
     metadata: str | None = None  # one metadata file used for filtering/fields, when separate
+    collection: str | None = None  # the collection its papers are recorded under (None: the reader's name)
 
 
 @pydantic_dataclass(config=PARAMS_CONFIG)
@@ -43,6 +44,9 @@ class InputSpec:
     optional: bool = False
     """The files may be absent from a release (the demo's PLOS articles are not in demo-v1): a glob
     that matches nothing then gives no shards instead of an error."""
+    collection: str | None = None
+    """The collection its papers are recorded under in each curated record (``collection``), so that
+    metrics can be split by it (eLife, Europe PMC, PLOS, unarXive...); null: the reader's name."""
 
 
 @dataclass(frozen=True)

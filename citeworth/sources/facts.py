@@ -9,7 +9,11 @@ The paper filter (citeworth/curate/) knows only these keys:
   CiteWorth filter checks the row);
 - ``has_inbound_citations``: bool, or None when the source cannot tell (arXiv, no metadata row);
 - ``venue_id``: the first present of journal / venue / arxiv id / ACL id / PubMed id / PMC id;
-- ``year``: int or None.
+- ``year``: int or None;
+- ``subject``: the finer subject a domain study groups papers by (eLife's heading, a PLOS taxonomy
+  term, a journal's broad subject...), or None where the source gives none;
+- ``collection``: what the input names the papers' collection (``InputSpec.collection``), else the
+  reader's name.
 
 ``new_paper`` also records the paper's identifiers (``Paper.ids``: what the parse states, then
 the kinds only its metadata row states) and its authors, from which curation keys the paper's
@@ -29,7 +33,7 @@ from citeworth.sources.base import BadRecord, RecordError, Shard, guarded
 from citeworth.sources.lines import iter_json_lines
 
 METADATA_KEYS = ("field_scheme", "has_abstract", "has_body_text", "has_bib_entries", "has_ref_entries",
-                 "has_inbound_citations", "venue_id", "year")
+                 "has_inbound_citations", "venue_id", "year", "subject", "collection")
 
 # S2ORC's venue-like ids, in the order the public CiteWorth filter reads them.
 VENUE_KEYS = ("journal", "venue", "arxiv_id", "acl_id", "pubmed_id", "pmc_id")
@@ -129,6 +133,7 @@ def new_paper(
     authors: tuple[str, ...] = (),
     row: PaperFacts | None = None,
     extra: dict | None = None,
+    subject: str | None = None,
 ) -> Paper:
     """The Paper a reader read from ``shard`` (its reader, release and name are the provenance).
 
@@ -159,6 +164,8 @@ def new_paper(
             "has_inbound_citations": row.has_inbound_citations,
             "venue_id": row.venue_id or venue_id,
             "year": row.year or year,
+            "subject": subject,
+            "collection": shard.collection or shard.reader,
             **(extra or {}),
         },
         ids=identified,

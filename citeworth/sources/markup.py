@@ -29,6 +29,9 @@ _WHITESPACE = re.compile(r"\s+")
 _SEPARATOR = re.compile(r"[\s,;\-\u2010-\u2014\u2212]*")  # between citations of one marker
 _CLOSERS = {"[": "]", "(": ")"}
 _UNSAFE_ID = re.compile(r"[^\w.\-]+")
+# expat's errors for input that ends too soon: no element found (open elements at the end), unclosed
+# token, partial character, unclosed CDATA section.
+_ENDED_EARLY = frozenset({3, 5, 6, 20})
 
 
 class Markup(NamedTuple):
@@ -43,6 +46,17 @@ SKIP = "skip"  # drop the element and its content (its tail text stays)
 SPAN = "span"  # its text is a span of ``kind``
 PLACEHOLDER = "placeholder"  # replaced by ``{{kind:ref_id}}``, a span of ``kind``, set off by spaces
 BLOCK = "block"  # its text, set off by spaces (list items, line breaks)
+# Its text, set off by a space from a WORD element it directly follows: the parts of a name a source
+# writes as adjacent elements with nothing between them (Pensoft's ``<named-content>`` genus ``D.``
+# and species ``durum`` -> "D. durum"); punctuation after it stays attached.
+WORD = "word"
+# Its text; a signed number right after a digit is an exponent, written ``^N`` (``10<sup>6</sup>`` ->
+# "10^6", not "106", another number). A superscript with markup inside (a citation) is just its text.
+EXPONENT = "exponent"
+_EXPONENT = re.compile(r"[\-\u2212\u2013+]?\d+(?:\.\d+)?")
+# Typographic ligatures a few publishers leave in their text (ﬁ, ﬂ, ﬀ, ﬃ, ﬄ, ﬅ, ﬆ): their letters.
+_LIGATURES = str.maketrans({"\ufb00": "ff", "\ufb01": "fi", "\ufb02": "fl", "\ufb03": "ffi", "\ufb04": "ffl",
+                            "\ufb05": "st", "\ufb06": "st"})
 
 Classifier = Callable[[ET.Element], Markup | None]
 
@@ -84,11 +98,14 @@ def _convert_file(convert: Callable[[ET.Element, str, Shard], Paper], data: byte
 
 
 def parse_xml(data: bytes, location: str) -> ET.Element:
-    """The root element; expat does not fetch DTDs or external entities."""
+    """The root element; expat does not fetch DTDs or external entities. A file that ends before its
+    root element does (a cut transfer, an empty file) is ``truncated_xml``, any other parse error
+    ``malformed_xml``."""
     try:
         return ET.fromstring(data)
     except ET.ParseError as exc:
-        raise RecordError("malformed_xml", f"{location}: {exc}") from exc
+        reason = "truncated_xml" if exc.code in _ENDED_EARLY else "malformed_xml"
+        raise RecordError(reason, f"{location}: {exc}") from exc
 
 
 def require_root(root: ET.Element, name: str, path: str) -> None:
@@ -118,6 +135,8 @@ def flatten(element: ET.Element, classify: Classifier) -> tuple[str, list[RawSpa
             builder.add(item)
         elif step == _SPACE:
             builder.space()
+        elif step == _WORD_END:
+            builder.word_end = builder.length
         elif step == _CONTENT:  # the element's own text, then each child (as classified) and its tail
             builder.add(item.text)
             for child in reversed(item):
@@ -127,7 +146,7 @@ def flatten(element: ET.Element, classify: Classifier) -> tuple[str, list[RawSpa
     return builder.text, group_citations(builder.text, spans)
 
 
-_TEXT, _SPACE, _CONTENT, _CHILD = "text", "space", "content", "child"
+_TEXT, _SPACE, _CONTENT, _CHILD, _WORD_END = "text", "space", "content", "child", "word_end"
 
 
 def _child(element: ET.Element, classify: Classifier, builder: _TextBuilder,
@@ -139,6 +158,15 @@ def _child(element: ET.Element, classify: Classifier, builder: _TextBuilder,
     if markup.action == BLOCK:
         builder.space()
         return [(_SPACE, None), (_CONTENT, element)]
+    if markup.action == WORD:
+        if builder.length == builder.word_end:  # another word element ended just here
+            builder.space()
+        return [(_WORD_END, None), (_CONTENT, element)]
+    if markup.action == EXPONENT:
+        number = (element.text or "").strip()
+        if len(element) == 0 and builder.ends_with_digit() and _EXPONENT.fullmatch(number):
+            builder.add("^")
+        return [(_CONTENT, element)]
     if markup.action == SPAN:
         start = builder.position()
         builder.add("".join(element.itertext()))
@@ -195,6 +223,7 @@ class _TextBuilder:
         self._parts: list[str] = []
         self.length = 0
         self._pending_space = False
+        self.word_end = -1  # where the text of the last WORD element ended
 
     def space(self) -> None:
         self._pending_space = self.length > 0
@@ -202,10 +231,14 @@ class _TextBuilder:
     def position(self) -> int:
         return self.length + int(self._pending_space)
 
+    def ends_with_digit(self) -> bool:
+        """Does the text so far end in a digit, with no space pending after it?"""
+        return bool(self._parts) and not self._pending_space and self._parts[-1][-1].isdigit()
+
     def add(self, text: str | None) -> None:
         if not text:
             return
-        text = _WHITESPACE.sub(" ", text)
+        text = _WHITESPACE.sub(" ", text).translate(_LIGATURES)
         if text.startswith(" "):
             self.space()
         if core := text.strip(" "):

@@ -82,6 +82,7 @@ def _profile() -> Param:
 DATASET_PARAMS: dict[str, Param] = {
     "profile": _profile(),
     "source": _optional(None, "string", "Source corpus (download.source); empty: as in params.yaml",
+                        # citeworth.download.params.SOURCES, spelt out: DAG files parse without the library
                         enum=[None, "demo", "elife", "europepmc", "study", "s2_api", "s2orc_legacy",
                               "arxiv_s3"]),
     "release": _optional(None, "string", "Source release; empty: the newest release the source "

@@ -76,8 +76,10 @@ def test_records_follow_the_citeworth_contract(curate):
     assert [r["section_idx"] for r in records] == [0, 1]
     first = records[0]
     assert set(first) == {"paper_id", "section_idx", "section_title", "mag_field_of_study", "original_text",
-                          "samples", "source", "release", "shard", "source_fields_of_study"}
+                          "samples", "source", "release", "shard", "source_fields_of_study", "subject",
+                          "collection"}
     assert first["paper_id"] == "18980463" and first["mag_field_of_study"] == ["Biology"]
+    assert (first["subject"], first["collection"]) == (None, "s2orc_json")  # a MAG paper: no finer subject
     assert first["original_text"] == NUMERIC.text and first["section_title"] == "Introduction"
     assert (first["source"], first["release"], first["shard"]) == ("s2orc_json", "20200705", "20200705")
     uncited = NUMERIC.text[:NUMERIC.text.index(" Successful")]

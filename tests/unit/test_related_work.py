@@ -195,7 +195,7 @@ def test_the_stage_writes_sorted_records_with_corpus_abstracts_stats_and_quarant
     assert (summary["anchors"], summary["anchors_mapped"], summary["cited_with_abstract"]) == (3, 3, 2)
     assert summary["abstracts_from_corpus"] == 2 and summary["share_sentences_with_citation"] == 1.0
     [bad] = [json.loads(line) for line in (tmp_path / "data" / "quarantine.jsonl").read_text().splitlines()]
-    assert (bad["location"], bad["reason"]) == ("file broken.tei.xml", "malformed_xml")
+    assert (bad["location"], bad["reason"]) == ("file broken.tei.xml", "truncated_xml")
     stats = json.loads(params.stats_path.read_text())
     assert stats["per_source"]["tei"]["papers"] == 3 and set(stats) == {"overall", "per_source", "lookup"}
     report = (tmp_path / "reports" / "stats.md").read_text()

@@ -126,7 +126,8 @@ def test_an_entity_expansion_becomes_a_paragraph_the_curation_rejects_before_spl
     [paragraph] = paper.paragraphs
     assert len(paragraph.text) > 4_000_000  # over spaCy's 1,000,000-character limit (E088)
     paper.fields_of_study, paper.metadata["has_inbound_citations"] = ("Medicine",), True
-    paper.metadata.update(has_abstract=True, has_bib_entries=True, has_ref_entries=True, venue_id="J")
+    paper.metadata.update(has_abstract=True, has_bib_entries=True, has_ref_entries=True, venue_id="J",
+                          field_scheme="pmc")
     curator = Curator(CurationConfig(sections=["*"], min_paper_citation_spans=1))
     assert list(curator.curate([paper])) == []
     assert curator.stats.paragraphs_rejected == {"paragraph_too_long": 1}

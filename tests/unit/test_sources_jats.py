@@ -13,7 +13,6 @@ import pytest
 from citeworth.core.paper import Paper
 from citeworth.sources import BadRecord, discover_shards, read_shard
 from citeworth.sources.facts import METADATA_KEYS
-from citeworth.sources.jats import pmc_fields
 from citeworth.text import citations as cit
 from citeworth.text.fields import assign_field
 
@@ -155,16 +154,62 @@ def test_plos_articles_keep_the_newest_taxonomy_s_paths(tmp_path):
                           "</article-categories>", article.read_text())
     article.write_text(heading_only)
     [paper] = read_shard(discover_shards("jats", str(article))[0])
-    assert (paper.metadata["field_scheme"], paper.fields_of_study) == ("plos", ())
+    # PLOS ONE names no field of its own: without taxonomy terms its article goes by its references
+    assert (paper.metadata["field_scheme"], paper.fields_of_study) == ("references", ())
+    article.write_text(heading_only.replace("PLOS ONE", "PLOS Medicine"))
+    [paper] = read_shard(discover_shards("jats", str(article))[0])
+    assert assign_field(paper.metadata["field_scheme"], paper.fields_of_study, venue="PLOS Medicine").field \
+        == "Medicine"
 
 
-def test_fields_from_subjects_else_the_journal():
-    assert pmc_fields(["Research Article"], "BMC Microbiology") == ("Biology",)
-    assert pmc_fields(["Veterinary Science"], "BMC Microbiology") == ("Medicine",)  # subjects first
-    two_fields_in_one = "Computational Biology/Systems Biology"  # maps to none
-    assert pmc_fields([two_fields_in_one, "Evolutionary Biology"], "PLoS ONE") == ("Biology",)
-    assert pmc_fields(["Research Article"], "PLoS ONE") == ()  # the curation rejects: no field
-    assert pmc_fields(["Oncology", "Biochemistry"], "x") == ("Medicine", "Biology")  # the curation: ambiguous
+def written_article(tmp_path, journal: str, subjects: list[str], venues: list[str] = (), issn: str = "",
+                    heading_type: str = "heading"):
+    subject_groups = "".join(f"<subj-group subj-group-type='{heading_type}'><subject>{s}</subject>"
+                             "</subj-group>" for s in subjects)
+    refs = "".join(f"<ref id='r{i}'><element-citation publication-type='journal'><source>{v}</source>"
+                   f"</element-citation></ref>" for i, v in enumerate(venues))
+    (tmp_path / "a.xml").write_text(
+        f"<article><front><journal-meta><journal-title-group><journal-title>{journal}</journal-title>"
+        f"</journal-title-group><issn>{issn}</issn></journal-meta><article-meta><article-categories>"
+        f"{subject_groups}</article-categories></article-meta></front><body><p>Text.</p></body>"
+        f"<back><ref-list>{refs}</ref-list></back></article>")
+    [paper] = read_shard(discover_shards("jats", str(tmp_path / "a.xml"))[0])
+    decision = assign_field(paper.metadata["field_scheme"], paper.fields_of_study, venue=journal)
+    return paper.metadata["field_scheme"], paper.fields_of_study, paper.metadata["subject"], decision.field
+
+
+BIOLOGY_REFS = ["J Mol Biol", "Cell", "Genes Dev.", "Nature", "Nucleic Acids Research", "N Engl J Med"]
+
+
+@pytest.mark.parametrize(("journal", "subjects", "venues", "issn", "expected"), [
+    # 3. the article's subjects name a field (a section heading names none)
+    ("BMC Microbiology", ["Veterinary Science"], [], "",
+     ("pmc", ("Medicine",), "Veterinary Science", "Medicine")),
+    ("x", ["Oncology", "Biochemistry"], [], "",
+     ("pmc", ("Medicine", "Biology"), "Oncology", None)),  # ambiguous
+    # 4. the journal table, by ISSN or title; it corrects a title whose words alone misfile the journal
+    ("Oncotarget", ["Research Paper"], [], "1949-2553",
+     ("journal", ("Neoplasms",), "Neoplasms", "Medicine")),
+    ("the journal of biological chemistry", ["Article"], [], "",
+     ("journal", ("Biochemistry",), "Biochemistry", "Biology")),
+    ("Cell Death &amp; Disease", [], [], "", ("journal", ("Cell Biology",), "Cell Biology", "Biology")),
+    # 5. the journal title's words, for a journal the table does not list
+    ("BMC Microbiology", ["Research Article"], [], "", ("pmc", ("Biology",), None, "Biology")),
+    # 6. a multidisciplinary journal, or one nothing names: more than half of the field-naming references
+    ("Scientific Reports", ["Article"], BIOLOGY_REFS, "2045-2322",
+     ("references", ("Biology: 4", "Medicine: 1"), None, "Biology")),
+    ("Journal of Everything", [], ["Lancet", "J Biol", "Nature"], "",
+     ("references", ("Biology: 1", "Medicine: 1"), None, None)),  # too few to say
+    # 2. eLife's headings; headings of two fields: ambiguous
+    ("eLife", ["Cell biology", "Neuroscience"], [], "2050-084X",
+     ("elife", ("Cell biology", "Neuroscience"), "Cell biology", "Biology")),
+    ("eLife", ["Cell biology", "Human biology and medicine"], [], "2050-084X",
+     ("elife", ("Cell biology", "Human biology and medicine"), "Cell biology", None)),
+    ("eLife Sciences", ["Neuroscience"], [], "2050-084X",  # found by its ISSN
+     ("elife", ("Neuroscience",), "Neuroscience", "Biology")),
+])
+def test_fields_by_the_first_rule_that_applies(tmp_path, journal, subjects, venues, issn, expected):
+    assert written_article(tmp_path, journal, subjects, venues, issn) == expected
 
 
 JATS = """<?xml version="1.0"?>
@@ -192,6 +237,19 @@ def read_written(tmp_path, paragraphs: str, name="a.nxml"):
     ('Shown <xref ref-type="bibr" rid="B1"/>.', "Shown {{cite:B1}}.", ["{{cite:B1}}"]),
     ('A\n\t<italic>coli</italic>  grew [<xref ref-type="bibr" rid="B1">1</xref>,\n'
      '<xref ref-type="bibr" rid="B2">2</xref>].', "A coli grew [1, 2].", ["[1", ", 2]"]),
+    # Pensoft writes a taxon name's parts as adjacent elements: set off by a space as it prints them,
+    # punctuation after them and styled runs of one word left alone
+    ('Typified with <italic><named-content content-type="taxon-name"><named-content content-type="genus">D.'
+     '</named-content><named-content content-type="species">durum</named-content></named-content></italic>, '
+     'not <named-content content-type="genus">Triatoma</named-content><named-content '
+     'content-type="uncertainty-rank">sp.</named-content> (<named-content '
+     'content-type="author-callout-style-a3">GLND</named-content><named-content '
+     'content-type="author-callout-style-a1">LE</named-content>).',
+     "Typified with D. durum, not Triatoma sp. (GLNDLE).", []),
+    # a superscript number right after a digit is an exponent; other superscripts are their text
+    ('At 2×10<sup>6</sup> cells/ml and 10<sup>−3</sup> M Ca<sup>2+</sup> in CD4<sup>+</sup> cells, '
+     'signiﬁcant in 2010<sup><xref ref-type="bibr" rid="B1">1</xref></sup>.',
+     "At 2×10^6 cells/ml and 10^−3 M Ca2+ in CD4+ cells, significant in 20101.", ["1"]),
 ])
 def test_written_markup(tmp_path, markup, text, cite_texts):
     [paper] = read_written(tmp_path, f"<p>{markup}</p>")
@@ -230,7 +288,7 @@ def test_malformed_and_foreign_xml_is_quarantined_and_reading_goes_on(tmp_path, 
     [shard] = discover_shards("jats", str(tmp_path / "*.nxml"))
     *bad, good = read_shard(shard)
     assert [(b.location, b.reason) for b in bad] == [
-        ("file a_truncated.nxml", "malformed_xml"), ("file b_latin1.nxml", "malformed_xml"),
+        ("file a_truncated.nxml", "truncated_xml"), ("file b_latin1.nxml", "malformed_xml"),
         ("file c_tei.nxml", "unexpected_root"), ("file d_no_meta.nxml", "missing_key:article-meta")]
     assert bad[0].raw == real[:500].decode() and "line" in bad[0].detail
     assert isinstance(good, Paper) and good.paper_id == "PMC3574550"

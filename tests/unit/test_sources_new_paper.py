@@ -20,7 +20,8 @@ def test_without_a_row_the_parse_decides_and_inbound_citations_are_unknown():
     assert paper.authors == ("Ada Lovelace",)
     assert paper.metadata == {"field_scheme": "mag", "has_abstract": True, "has_body_text": True,
                               "has_bib_entries": True, "has_ref_entries": True, "has_inbound_citations": None,
-                              "venue_id": "Parsed venue", "year": 2001, "main_file": "a.tex"}
+                              "venue_id": "Parsed venue", "year": 2001, "subject": None, "collection": "tei",
+                              "main_file": "a.tex"}
     assert tuple(paper.metadata)[:len(METADATA_KEYS)] == METADATA_KEYS
 
 

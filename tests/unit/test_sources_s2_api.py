@@ -155,7 +155,7 @@ def test_fields_and_metadata_from_the_papers_dataset(papers):
     assert paper.metadata == {
         "field_scheme": "s2", "has_abstract": True, "has_body_text": True, "has_bib_entries": True,
         "has_ref_entries": True, "has_inbound_citations": True, "venue_id": "Proceedings of ACL",
-        "year": 2021,
+        "year": 2021, "subject": None, "collection": "s2_api",
     }
     assert (paper.source, paper.release, paper.shard) == ("s2_api", "2023-11-14", "2023-11-14_part-0")
 

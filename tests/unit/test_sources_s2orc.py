@@ -79,7 +79,7 @@ def test_metadata_sample_supplies_mag_fields_for_the_three_papers_it_has(papers)
     assert papers["18980463"].metadata == {
         "field_scheme": "mag", "has_abstract": True, "has_body_text": True, "has_bib_entries": True,
         "has_ref_entries": True, "has_inbound_citations": True, "venue_id": "Genes & development",
-        "year": 2007,
+        "year": 2007, "subject": None, "collection": "s2orc_json",
     }
     assert papers["18980463"].title.startswith("Adult and larval photoreceptors")
 

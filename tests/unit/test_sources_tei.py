@@ -135,7 +135,7 @@ def test_malformed_and_foreign_xml_is_quarantined(tmp_path, mirror):
     shutil.copy(real, tmp_path / "d.tei.xml")
     *bad, good = read_all(discover_shards("tei", str(tmp_path / "*.tei.xml")))
     assert [(b.location, b.reason) for b in bad] == [
-        ("file a.tei.xml", "malformed_xml"), ("file b.tei.xml", "unexpected_root"),
+        ("file a.tei.xml", "truncated_xml"), ("file b.tei.xml", "unexpected_root"),
         ("file c.tei.xml", "missing_key:body")]
     assert good.paper_id == "d" and len(good.paragraphs) == 19
 

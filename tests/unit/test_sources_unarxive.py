@@ -104,6 +104,7 @@ def test_fields_and_normalized_metadata(papers, shard):
     assert paper.metadata == {
         "field_scheme": "arxiv", "has_abstract": True, "has_body_text": True, "has_bib_entries": True,
         "has_ref_entries": True, "has_inbound_citations": None, "venue_id": "2212.11867", "year": 2022,
+        "subject": None, "collection": "unarxive",
     }
     assert (paper.source, paper.release, paper.shard) == ("unarxive", "2023-sample", shard.name)
 

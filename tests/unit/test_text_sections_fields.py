@@ -149,6 +149,63 @@ def test_the_plos_table_lists_every_taxonomy_term_of_the_mirrored_starter_corpus
     from citeworth.sources import discover_shards, read_shard
 
     [shard] = discover_shards("jats", str(mirror / "github/PLOS/allofplos/allofplos/starter_corpus/*.xml"))
-    unlisted = {path.split("/")[0] for paper in read_shard(shard) for path in paper.fields_of_study
-                if not plos_terms_listed(path)}
+    unlisted = {path.split("/")[0] for paper in read_shard(shard) if paper.metadata["field_scheme"] == "plos"
+                for path in paper.fields_of_study if not plos_terms_listed(path)}
     assert unlisted == set()
+
+
+ELIFE_HEADINGS_2012_2016 = {  # the 14 headings of the mirrored eLife set
+    "Medicine": ["Epidemiology and global health", "Human biology and medicine"],
+    "Biology": ["Biochemistry", "Biophysics and structural biology", "Cell biology",
+                "Computational and systems biology", "Developmental biology and stem cells", "Ecology",
+                "Genes and chromosomes",
+                "Genomics and evolutionary biology", "Immunology", "Microbiology and infectious disease",
+                "Neuroscience", "Plant biology"],
+}
+
+
+def test_every_elife_heading_of_the_set_names_one_field():
+    for field, headings in ELIFE_HEADINGS_2012_2016.items():
+        for heading in headings:
+            assert assign_field("elife", [heading.upper()]).field == field  # compared without case
+    assert assign_field("elife", ["Neuroscience", "Cell biology"]).field == "Biology"
+    assert assign_field("elife", ["Neuroscience", "Human biology and medicine"]).reason == "ambiguous_field"
+    assert assign_field("elife", ["Research article"]).reason == "no_citeworth_field"
+
+
+def test_every_journal_subject_is_mapped_and_journals_are_found_by_issn_or_title():
+    from citeworth.text.field_tables import journal_table, subject_table
+    from citeworth.text.fields import MULTIDISCIPLINARY, journal_subject
+
+    assert set(journal_table().values()) <= set(subject_table())
+    assert subject_table()[MULTIDISCIPLINARY] is None
+    assert journal_subject("", ["1949-2553"]) == journal_subject("ONCOTARGET") == "Neoplasms"
+    assert journal_subject("The Journal of Biological Chemistry") == "Biochemistry"
+    assert journal_subject("Scientific Reports") == MULTIDISCIPLINARY
+    assert journal_subject("A Journal nobody lists") is None
+    assert assign_field("journal", ["Neoplasms"]).field == "Medicine"
+    assert assign_field("journal", ["Anthropology"]).reason == "no_citeworth_field"
+
+
+@pytest.mark.parametrize(("venue", "field"), [
+    ("N Engl J Med", "Medicine"), ("Nucleic Acids Res.", "Biology"), ("Phys Rev Lett", "Physics"),
+    ("Journal of Neurophysiology", "Biology"), ("Cancer Res", "Medicine"), ("Cell", "Biology"),
+    ("J Biol Chem", None), ("J Clin Microbiol", None), ("Nature", None), ("Proc Natl Acad Sci USA", None),
+])
+def test_a_cited_venue_names_one_field_or_none(venue, field):
+    from citeworth.text.field_words import venue_field
+
+    assert venue_field(venue) == field
+
+
+def test_an_article_of_a_multidisciplinary_journal_goes_by_the_majority_of_its_references():
+    from citeworth.text.fields import reference_votes
+
+    votes = reference_votes(["Cell", "Mol Cell", "N Engl J Med", "Nature", "J Mol Biol", "Lancet"])
+    assert votes == ("Biology: 3", "Medicine: 2")
+    assert assign_field("references", votes).field == "Biology"  # 3 of 5: more than half
+    tied = ("Biology: 3", "Medicine: 3")
+    assert assign_field("references", tied).reason == "ambiguous_field"
+    assert assign_field("references", tied, multi_field="first").field == "Biology"
+    assert assign_field("references", ("Biology: 2",)).reason == "no_citeworth_field"  # fewer than 3
+    assert assign_field("references", ()).reason == "no_fields_of_study"
