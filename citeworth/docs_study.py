@@ -34,6 +34,11 @@ def study_results_page(root: Path) -> str | None:
     return "\n".join(section for section in sections if section)
 
 
+def _section(heading: str, *parts: str) -> str:
+    """A page section: its ``## heading``, then its paragraphs and tables."""
+    return "\n".join([f"## {heading}\n", *parts])
+
+
 def _percent(value: float | None, digits: int = 1) -> str:
     return "–" if value is None else f"{100 * value:.{digits}f}"
 
@@ -124,21 +129,19 @@ def _dataset(study: dict) -> str:
 
     duplicates = dataset.get("duplicates") or {}
     residual = gate.get("residual_markers") or {}
-    return "\n".join(
-        [
-            "## Table 2: the dataset\n",
-            _table(["", *columns], [[label, *(cell(c, key) for c in columns)] for key, label in keys]),
-            f"One record per paper: {_number(duplicates.get('copies'))} copies of "
-            f"{_number(duplicates.get('papers'))} papers, "
-            f"{_number(duplicates.get('papers_in_several_copies'))} "
-            f"in several copies (`reports/duplicates.json`). Quality gate: "
-            f"**{'passed' if gate.get('success') else 'failed'}**"
-            f"{'' if not gate.get('warnings') else ' with warnings: ' + ', '.join(gate['warnings'])}; "
-            "residual "
-            "citation markers (ours): "
-            + ", ".join(f"{name} {values.get('ours_percent')}%" for name, values in sorted(residual.items()))
-            + ".\n",
-        ]
+    return _section(
+        "Table 2: the dataset",
+        _table(["", *columns], [[label, *(cell(c, key) for c in columns)] for key, label in keys]),
+        f"One record per paper: {_number(duplicates.get('copies'))} copies of "
+        f"{_number(duplicates.get('papers'))} papers, "
+        f"{_number(duplicates.get('papers_in_several_copies'))} "
+        f"in several copies (`reports/duplicates.json`). Quality gate: "
+        f"**{'passed' if gate.get('success') else 'failed'}**"
+        f"{'' if not gate.get('warnings') else ' with warnings: ' + ', '.join(gate['warnings'])}; "
+        "residual "
+        "citation markers (ours): "
+        + ", ".join(f"{name} {values.get('ours_percent')}%" for name, values in sorted(residual.items()))
+        + ".\n",
     )
 
 
@@ -160,17 +163,15 @@ def _table4(study: dict) -> str:
                 f"{m.get('runtime_seconds', 0) / 60:.1f} min",
             ]
         )
-    return "\n".join(
-        [
-            "## Table 4: cite-worthiness detection\n",
-            "Cite-worthy class on the study's test split (×100), one seed; the 95% interval when the test "
-            "sentences are drawn again with replacement (1,000 draws) and its half width; ROC AUC and PR AUC "
-            "of the scores; the budgets each model trained within are in `params/study.yaml`.\n",
-            _table(
-                ["Method", "P", "R", "F1", "F1 95% CI", "±", "ROC AUC", "PR AUC", "dev F1", "train time"],
-                rows,
-            ),
-        ]
+    return _section(
+        "Table 4: cite-worthiness detection",
+        "Cite-worthy class on the study's test split (×100), one seed; the 95% interval when the test "
+        "sentences are drawn again with replacement (1,000 draws) and its half width; ROC AUC and PR AUC "
+        "of the scores; the budgets each model trained within are in `params/study.yaml`.\n",
+        _table(
+            ["Method", "P", "R", "F1", "F1 95% CI", "±", "ROC AUC", "PR AUC", "dev F1", "train time"],
+            rows,
+        ),
     )
 
 
@@ -188,14 +189,12 @@ def _findings(study: dict) -> str:
         ]
         for f in study.get("findings") or []
     ]
-    return "\n".join(
-        [
-            "## The paper's findings on this data\n",
-            "Each claim of the paper's §5 judged by a paired bootstrap over the test sentences: "
-            "shown when every difference's 95% interval lies above 0, reversed when every one lies "
-            "below, not shown otherwise (`reports/findings.md`).\n",
-            _table(["Finding (the paper)", "Here", "Score", "Differences ×100 (95% CI)"], rows),
-        ]
+    return _section(
+        "The paper's findings on this data",
+        "Each claim of the paper's §5 judged by a paired bootstrap over the test sentences: "
+        "shown when every difference's 95% interval lies above 0, reversed when every one lies "
+        "below, not shown otherwise (`reports/findings.md`).\n",
+        _table(["Finding (the paper)", "Here", "Score", "Differences ×100 (95% CI)"], rows),
     )
 
 
@@ -242,16 +241,14 @@ def _scaling(study: dict, root: Path) -> str:
         if (root / "docs" / FIGURES / "scaling.png").is_file()
         else ""
     )
-    return "\n".join(
-        [
-            "## Does more data pay? The scaling curve\n",
-            f"Each point trains on a seeded sample of the {_number(scaling['train_sentences'])} training "
-            f"sentences (smaller samples inside larger ones) and tests on all "
-            f"{_number(scaling['test_sentences'])} test "
-            "sentences. Where a curve still climbs at its right end, more data pays.\n",
-            figure,
-            _table(["Model", "Training sentences", "F1", "F1 95% CI", "ROC AUC", "PR AUC"], rows),
-        ]
+    return _section(
+        "Does more data pay? The scaling curve",
+        f"Each point trains on a seeded sample of the {_number(scaling['train_sentences'])} training "
+        f"sentences (smaller samples inside larger ones) and tests on all "
+        f"{_number(scaling['test_sentences'])} test "
+        "sentences. Where a curve still climbs at its right end, more data pays.\n",
+        figure,
+        _table(["Model", "Training sentences", "F1", "F1 95% CI", "ROC AUC", "PR AUC"], rows),
     )
 
 
@@ -276,15 +273,13 @@ def _table5(study: dict, root: Path) -> str:
     whole = table5.get("out_of_domain_test") == "all"
     tested = "all of it" if whole else "its test papers, the same in every row"
     budget = model.get("max_train_sentences") or "all"
-    return "\n".join(
-        [
-            f"## Table 5: F1 across {unit}s\n",
-            f"Rows: the {unit} the model trained on ({model.get('label') or model.get('kind')}, {budget} "
-            f"training sentences each); columns: the {unit} it was tested on ({tested}). "
-            f"Training sentences available per {unit}: {', '.join(train)}.\n",
-            _table(["train \\ test", *fields], rows),
-            figure,
-        ]
+    return _section(
+        f"Table 5: F1 across {unit}s",
+        f"Rows: the {unit} the model trained on ({model.get('label') or model.get('kind')}, {budget} "
+        f"training sentences each); columns: the {unit} it was tested on ({tested}). "
+        f"Training sentences available per {unit}: {', '.join(train)}.\n",
+        _table(["train \\ test", *fields], rows),
+        figure,
     )
 
 
@@ -297,12 +292,10 @@ def _stages(study: dict) -> str:
     rows.append(
         ["all stages", f"{totals['wall_s']:,.0f}", f"{totals['cpu_s']:,.0f}", f"{totals['peak_rss_mb']:,.0f}"]
     )
-    return "\n".join(
-        [
-            "## Every stage's cost\n",
-            "Wall and CPU seconds (the stage's whole process tree) and peak resident memory of its "
-            "largest process, from the kernel's accounting when the stage's process ended "
-            "(`logs/<stage>.cost.json` in the study's workspace); stages ran two at a time.\n",
-            _table(["stage", "wall s", "CPU s", "peak RSS MB"], rows),
-        ]
+    return _section(
+        "Every stage's cost",
+        "Wall and CPU seconds (the stage's whole process tree) and peak resident memory of its "
+        "largest process, from the kernel's accounting when the stage's process ended "
+        "(`logs/<stage>.cost.json` in the study's workspace); stages ran two at a time.\n",
+        _table(["stage", "wall s", "CPU s", "peak RSS MB"], rows),
     )
