@@ -311,6 +311,10 @@ class Curator:
         original = text[start:end]
         if not cites:
             cleaned = cit.normalize_space(original)
+            if not self.config.spans_only:
+                # " ." is what a removed citation leaves, stripped from cite-worthy sentences: left in
+                # the source's own uncited sentences, it would tell a model the label
+                cleaned = cit.strip_hanging_punctuation(cleaned, " ", self.config.min_sentence_chars)
             reason = None if self.config.spans_only else self._sentence_reason(cleaned)
             return reason or {"text": cleaned, "label": NOT_CITE_WORTHY, "original_text": original,
                               "ref_ids": None, "citation_text": None}

@@ -368,3 +368,15 @@ def test_records_keep_the_source_s_own_fields_as_provenance(curate):
     records, _ = curate([paper(fields=("Biology", "Sociology"))])
     assert records[0]["mag_field_of_study"] == ["Biology"]
     assert records[0]["source_fields_of_study"] == {"scheme": "mag", "terms": ["Biology", "Sociology"]}
+
+
+def test_an_uncited_sentence_loses_a_space_before_its_stop_as_a_cited_one_does(curate):
+    """The source's own "(depth of 4.8) ." would otherwise mark uncited sentences only (a cited
+    sentence's " ." left by the removed span is stripped): a cue to the label."""
+    spaced = "However, one cell did show a strong phase preference (modulation depth of 4.8) ."
+    extra = para(f"{spaced} Successful gene therapy depends on high-efficiency gene delivery «[1]». The "
+                 "application of traditional viral vectors has been a challenge because of toxicity «[2]».")
+    records, _ = curate([paper(extra)])
+    first = records[2]["samples"][0]
+    assert first["text"] == spaced.replace(" .", ".") and first["original_text"] == spaced
+    assert first["label"] == "non-check-worthy"

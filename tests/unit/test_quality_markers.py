@@ -30,6 +30,7 @@ CLEAN = [
     "We set the learning rate to 0.001 for all runs (see Section 3).",
     "Table 2 lists the figures for every field, and the results follow in order.",
     "The model uses the vector x_i in equation three as input.",
+    "Phylogenetic signal was measured with the phylo.d() function and sample() in R.",
 ]
 
 
