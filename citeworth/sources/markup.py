@@ -6,7 +6,9 @@ links) keeps its text, floats (figures, tables, footnotes) are dropped, formulas
 the text lost the formula) -- and every citation or figure/table/formula reference becomes a
 span whose offsets are taken while the text is built, so they are exact by construction.
 
-Citation markers are made to read as the article prints them: citations separated only by
+Citation markers are made to read as the article prints them: a citation linking only its year
+takes the author names that fill the marker before it (Frontiers' JATS links "(Green et al.,
+<xref>2002</xref>; ...": the span becomes "Green et al., 2002"); citations separated only by
 commas, semicolons, dashes or spaces (``[1]–[3]``, ``[2], [5]``) become adjacent spans, each
 taking the separator before it, and brackets directly around such a run are included
 (``[<xref>3</xref>]`` -> ``[3]``, ``(<xref>Smith et al., 2010</xref>)`` -> ``(Smith et al., 2010)``),
@@ -28,6 +30,12 @@ from citeworth.sources.spans import CITE, RawSpan
 _WHITESPACE = re.compile(r"\s+")
 _SEPARATOR = re.compile(r"[\s,;\-\u2010-\u2014\u2212]*")  # between citations of one marker
 _CLOSERS = {"[": "]", "(": ")"}
+# A citation that links only its year, and the author names that may fill its marker before it, from
+# the marker's opening bracket or semicolon on: "Green", "Green et al.", "Stergiopoulos and de Wit".
+_YEAR_ONLY = re.compile(r"[12]\d{3}[a-z]?")
+_NAME = r"(?:[a-z]{1,3}\s+)?[^\W\d_][\w'’\-]*"
+_AUTHORS = re.compile(rf"{_NAME}(?:\s+et\.?\s*al\.?|(?:,?\s+(?:and|&)\s+|\s+){_NAME})?,?\s*")
+_MARKER_OPEN = re.compile(r"[(\[;]")
 _UNSAFE_ID = re.compile(r"[^\w.\-]+")
 # expat's errors for input that ends too soon: no element found (open elements at the end), unclosed
 # token, partial character, unclosed CDATA section.
@@ -260,7 +268,7 @@ class _TextBuilder:
 
 def group_citations(text: str, spans: list[RawSpan]) -> list[RawSpan]:
     """Citation spans joined into markers as printed (see the module docstring); others unchanged."""
-    cites = sorted((s for s in spans if s.kind == CITE), key=lambda s: s.start)
+    cites = _with_author_names(text, sorted((s for s in spans if s.kind == CITE), key=lambda s: s.start))
     grouped: list[RawSpan] = []
     run: list[RawSpan] = []
     for span in cites:
@@ -271,6 +279,23 @@ def group_citations(text: str, spans: list[RawSpan]) -> list[RawSpan]:
             run = [span]
     grouped += _bracketed(text, run)
     return [s for s in spans if s.kind != CITE] + grouped
+
+
+def _with_author_names(text: str, cites: list[RawSpan]) -> list[RawSpan]:
+    """Each citation that links only its year, extended back over the author names (a capitalised
+    name first) between it and its marker's opening bracket or semicolon, none of an earlier
+    citation's text; the others as they are."""
+    extended, previous_end = [], 0
+    for span in cites:
+        if _YEAR_ONLY.fullmatch(text, span.start, span.end):
+            opens = [m.end() for m in _MARKER_OPEN.finditer(text, previous_end, span.start)]
+            names = text[opens[-1]:span.start] if opens else ""
+            names_start = span.start - len(names.lstrip())
+            if names.strip()[:1].isupper() and _AUTHORS.fullmatch(text, names_start, span.start):
+                span = span._replace(start=names_start)
+        extended.append(span)
+        previous_end = span.end
+    return extended
 
 
 def _bracketed(text: str, run: list[RawSpan]) -> list[RawSpan]:

@@ -8,10 +8,7 @@ A source links most citation markers to their entry (GROBID's ``target="#b3"``, 
   ("(Smith et al., 2010a)");
 - a printed range over two markers ("[1]–[4]", GROBID writing ``<ref>[1]</ref>–<ref>[4]</ref>``)
   cites the entries between its ends as well: the second marker's ``cites`` gets 2, 3 and 4;
-- a callout split across markers ("[3," + "4]") needs nothing more: each part has its number;
-- an author-year marker that links only its year ("Green et al., <xref>2002</xref>", as Frontiers'
-  and some Springer journals' JATS write them) is extended back over its entry's first author and
-  what follows it, so the citation is one span, as every other author-year marker is.
+- a callout split across markers ("[3," + "4]") needs nothing more: each part has its number.
 
 A printed number is the entry's position in the bibliography (1-based), unless the paper's own
 links say otherwise: every linked marker that prints exactly one number teaches the number ->
@@ -39,10 +36,6 @@ _ITEM = re.compile(rf"(\d{{1,3}})(?:{_BRACKETS}[{_DASHES}]{_BRACKETS}(\d{{1,3}})
 _RANGE_GAP = re.compile(rf"[\])]?\s*[{_DASHES}]\s*[\[(]?")
 _YEAR = re.compile(r"\b([12]\d{3})([a-z]?)\b")
 _NAME_END = re.compile(r"\bet\.?\s*al\b|\band\b|&|,|\(|\d", re.IGNORECASE)
-# A marker printing only a year, and what may stand between its first author's surname and the year.
-_YEAR_ONLY = re.compile(r"[12]\d{3}[a-z]?")
-_NAME_TO_YEAR = re.compile(r"(?:\s+et\.?\s*al\.?|\s+(?:and|&)\s+[^\W\d][\w'’-]*)?,?\s*", re.IGNORECASE)
-_NAME_WINDOW = 80
 _LEAD_WORDS = re.compile(r"^(?:\s*(?:e\.g\.|i\.e\.|see|cf\.?|also)[\s,]*)+", re.IGNORECASE)
 
 
@@ -148,8 +141,7 @@ def _resolve_paragraph(paragraph: Paragraph, bibliography: Bibliography) -> Para
         ids = _span_entries(span, bibliography)
         if ids and index and (middle := _range_middle(paragraph.text, spans[index - 1], span, bibliography)):
             ids = tuple(dict.fromkeys(middle + ids))
-        previous_end = resolved[-1].end if resolved else 0
-        resolved.append(_with_author(paragraph.text, _with_entries(span, ids), previous_end, bibliography))
+        resolved.append(_with_entries(span, ids))
     if resolved == spans:
         return paragraph
     return dataclasses.replace(paragraph, cite_spans=tuple(resolved))
@@ -177,22 +169,6 @@ def _range_middle(text: str, before: CitationSpan, span: CitationSpan,
         return ()
     middle = (bibliography.by_number(n) for n in range(first[-1] + 1, last[0]))
     return tuple(ref_id for ref_id in middle if ref_id)
-
-
-def _with_author(text: str, span: CitationSpan, previous_end: int,
-                 bibliography: Bibliography) -> CitationSpan:
-    """A marker that prints only a year, extended back to its entry's first author's surname when
-    that surname stands just before it ("Green et al., " or "Green and Dodd " before "2002"): no
-    bracket, semicolon or sentence end between them, nor the end of an earlier citation."""
-    entry = bibliography.entries.get(span.ref_id or "")
-    if not (entry and entry.authors and _YEAR_ONLY.fullmatch(span.text)):
-        return span
-    window = max(previous_end, span.start - _NAME_WINDOW)
-    surname = entry.authors[0]
-    found = text.rfind(surname, window, span.start)
-    if found < 0 or not _NAME_TO_YEAR.fullmatch(text, found + len(surname), span.start):
-        return span
-    return dataclasses.replace(span, start=found, text=text[found:span.end])
 
 
 def _with_entries(span: CitationSpan, ids: tuple[str, ...]) -> CitationSpan:

@@ -233,6 +233,13 @@ def read_written(tmp_path, paragraphs: str, name="a.nxml"):
      ["( Smith, 2010 )"]),
     ('Shown (see <xref ref-type="bibr" rid="B1">Smith 2010</xref>).', "Shown (see Smith 2010).",
      ["Smith 2010"]),  # the bracket holds more than the citation: left alone (the curation rejects it)
+    # Frontiers links only the years of author-year citations: the names that fill the marker join
+    # them; a narrative citation's year and a bracket that holds more keep the year alone
+    ('Found (Green et al., <xref ref-type="bibr" rid="B1">2002</xref>; Dodd and de Wit, <xref '
+     'ref-type="bibr" rid="B2">2003a</xref>). Green et al. (<xref ref-type="bibr" rid="B1">2002</xref>) '
+     'saw it (see Smith <xref ref-type="bibr" rid="B1">2010</xref>).',
+     "Found (Green et al., 2002; Dodd and de Wit, 2003a). Green et al. (2002) saw it (see Smith 2010).",
+     ["(Green et al., 2002", "; Dodd and de Wit, 2003a)", "(2002)", "2010"]),
     # an empty xref, which a stylesheet renders: its place is kept
     ('Shown <xref ref-type="bibr" rid="B1"/>.', "Shown {{cite:B1}}.", ["{{cite:B1}}"]),
     ('A\n\t<italic>coli</italic>  grew [<xref ref-type="bibr" rid="B1">1</xref>,\n'

@@ -141,17 +141,3 @@ def test_with_every_other_link_removed_real_papers_resolve_back_to_their_entries
                         outcomes[_outcome(linked, after.ref_ids)] += 1
     total = sum(outcomes.values())
     assert total > 5000 and outcomes["same"] / total >= 0.97 and outcomes["different"] <= 2, outcomes
-
-
-def test_a_marker_linking_only_its_year_is_extended_over_its_first_authors_name():
-    """Frontiers' JATS links "Green et al., <xref>2002</xref>"; a narrative "Green et al. (2002)"
-    keeps its year alone (a bracket stands between), as does a year whose entry names another author."""
-    bibliography = entries(("b1", ("Green", "Hill"), 2002), ("b2", ("Dodd", "Lee"), 2003),
-                           ("b3", ("Marsh",), 2004))
-    text = ("Such genes occur (Green et al., 2002; Dodd and Lee, 2003a). Green et al. (2002) saw it, "
-            "as did Smith, 2004.")
-    [resolved] = resolve_citations([paragraph(text, ("2002", "b1"), ("2003a", "b2"), ("2002", "b1"),
-                                              ("2004", "b3"))], bibliography)
-    assert [s.text for s in resolved.cite_spans] == [
-        "Green et al., 2002", "Dodd and Lee, 2003a", "2002", "2004"]
-    assert all(text[s.start:s.end] == s.text for s in resolved.cite_spans)
