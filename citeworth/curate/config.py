@@ -88,6 +88,10 @@ class CurationConfig(Params):
     """Extend a merged span over a bracket the parser left just outside it, e.g. "(Green 1993 )"."""
     citation_formats: list[Literal[CITATION_FORMATS]] | None = None
     """Accepted citation formats; null = all."""
+    square_author_year: bool = True
+    """Read an author-year citation in square brackets ("[Smith et al., 2009]", as early eLife
+    articles print them) as the paper's regexes read a parenthetical one, in the format and
+    first-citation checks; the paper's regexes know only "(Smith et al., 2009)"."""
     accept_placeholder_citations: bool = True
     """Placeholder citations (unarXive {{cite:...}}) have no surface form to check but an exact
     extent, so they count as format-valid."""

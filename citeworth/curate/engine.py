@@ -104,6 +104,8 @@ class Curator:
         self.sections = SectionFilter(config.sections)
         self._gap = re.compile(config.merge_gap)
         self._marks = cit.ascii_dashes if config.dash_ranges else str  # what the citation regexes read
+        square = cit.round_author_year if config.square_author_year else str
+        self._cite_marks = lambda text: square(self._marks(text))  # ... in a citation's own text
         self._splitter = splitter
 
     @property
@@ -205,7 +207,7 @@ class Curator:
         if first is None:
             return None
         if check == "public_code":
-            return None if cit.looks_like_citation(self._marks(first.text)) else "citation_style"
+            return None if cit.looks_like_citation(self._cite_marks(first.text)) else "citation_style"
         return None if self._format_ok(first) else "citation_style"
 
     def _paragraph_reason(self, paragraph: Paragraph, cites: list[cit.Citation] | None) -> str | None:
@@ -232,7 +234,7 @@ class Curator:
         return None
 
     def _format_ok(self, cite: cit.Citation) -> bool:
-        kind = cit.citation_format(self._marks(cite.text))
+        kind = cit.citation_format(self._cite_marks(cite.text))
         if kind == "placeholder":
             return self.config.accept_placeholder_citations
         return kind in self.config.formats

@@ -88,7 +88,7 @@ def apply_params(project: Path, overrides: Overrides) -> dict[str, Any]:
     edited, changed = updated_params(path.read_text(), overrides)
     if changed:
         write_text(path, edited)
-        log.info("params.yaml updated: %s", changed)
+        log.info("params.yaml updated: %s", ", ".join(sorted(changed)))  # the sections; the values are in it
     return changed
 
 

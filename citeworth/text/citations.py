@@ -37,6 +37,7 @@ _ET_AL_ANYWHERE = re.compile(r"e(?<!\w.)t ?al\b")
 _NUMERIC_RUN = re.compile(rf"(?:{NUMERIC.pattern})(?:[\s,;\u2013-]*(?:{NUMERIC.pattern}))*")
 _PLACEHOLDER_RUN = re.compile(rf"(?:{CITE_PLACEHOLDER.pattern})(?:[\s,;]*(?:{CITE_PLACEHOLDER.pattern}))*")
 _CAPITAL = re.compile(r"[A-Z]")
+_SQUARE_AUTHOR_YEAR = re.compile(r"\[([^\[\]]*[A-Z][^\[\]]*[12][0-9]{3}[a-z]?\s*)\]")
 _WORD = re.compile(r"\w")
 # Punctuation that attaches to the preceding word once a citation before it is removed.
 _ATTACHING = frozenset(string.punctuation) - frozenset("([{")
@@ -132,6 +133,12 @@ def citation_format(text: str) -> str | None:
     if _PLACEHOLDER_RUN.fullmatch(text):
         return "placeholder"
     return None
+
+
+def round_author_year(text: str) -> str:
+    """An author-year citation printed in square brackets ("[Smith et al., 2009]", early eLife) in
+    round ones, as the paper's author-year regex reads them; any other text as it is."""
+    return f"({match.group(1)})" if (match := _SQUARE_AUTHOR_YEAR.fullmatch(text.strip())) else text
 
 
 def looks_like_citation(text: str) -> bool:

@@ -380,3 +380,14 @@ def test_an_uncited_sentence_loses_a_space_before_its_stop_as_a_cited_one_does(c
     first = records[2]["samples"][0]
     assert first["text"] == spaced.replace(" .", ".") and first["original_text"] == spaced
     assert first["label"] == "non-check-worthy"
+
+
+def test_an_author_year_citation_in_square_brackets_is_read_as_a_parenthetical_one(curate):
+    """Early eLife prints "[Smith et al., 2009]": the paper's regexes know only "(...)"; with
+    square_author_year (the default) it passes the format and first-citation checks."""
+    extra = para("Prior work mapped the receptor in detail «[Bostrom et al., 2009]». The protein folds "
+                 "fast «[Amrute-Nayak and Bullock, 2012]». We used the same constructs in every assay here.")
+    kept, _ = curate([paper(extra)])
+    assert kept[2]["samples"][0]["citation_text"] == ["[Bostrom et al., 2009]"]
+    dropped, stats = curate([paper(extra)], square_author_year=False)
+    assert len(dropped) == 2 and stats.paragraphs_rejected["citation_format"] == 1
