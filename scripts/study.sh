@@ -17,6 +17,11 @@ jobs="$(getconf _NPROCESSORS_ONLN)"
 workspace="$(citeworth profile open "$profile")"
 echo "$profile workspace: $workspace"
 cd "$workspace"
+# One build at a time in a workspace: a second `make study` started meanwhile stops here.
+if command -v flock >/dev/null; then
+    exec 9>"$workspace/.dvc/tmp/study.lock"
+    flock --nonblock 9 || { echo "another make $profile is running in $workspace" >&2; exit 1; }
+fi
 phase() { python -m citeworth.orchestration.side_by_side --jobs "$jobs" "$@"; }
 phase download pdf2tei
 phase curate@citeworth curate@baseline
