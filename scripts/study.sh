@@ -14,14 +14,16 @@ cd "$(dirname "$0")/.."
 project="$PWD"
 profile="${CITEWORTH_PROFILE:-study}"
 jobs="$(getconf _NPROCESSORS_ONLN)"
+# One build of a profile at a time: a second `make study` started meanwhile stops here, before it
+# could move the workspace under the first (flock, where the system has it).
+if command -v flock >/dev/null; then
+    mkdir -p .dvc/tmp
+    exec 9>".dvc/tmp/profile-$profile.lock"
+    flock --nonblock 9 || { echo "another make $profile is running in this project" >&2; exit 1; }
+fi
 workspace="$(citeworth profile open "$profile")"
 echo "$profile workspace: $workspace"
 cd "$workspace"
-# One build at a time in a workspace: a second `make study` started meanwhile stops here.
-if command -v flock >/dev/null; then
-    exec 9>"$workspace/.dvc/tmp/study.lock"
-    flock --nonblock 9 || { echo "another make $profile is running in $workspace" >&2; exit 1; }
-fi
 phase() { python -m citeworth.orchestration.side_by_side --jobs "$jobs" "$@"; }
 phase download pdf2tei
 phase curate@citeworth curate@baseline
