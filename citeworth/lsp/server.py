@@ -19,7 +19,7 @@ from lsprotocol import types
 from pygls.lsp.server import LanguageServer
 from pygls.uris import from_fs_path, to_fs_path
 
-from citeworth.check.formats import tool_version
+from citeworth.core.version import tool_version
 from citeworth.drafts import FLAGGED
 from citeworth.lsp import features
 from citeworth.lsp.checker import Buffer, Checked, Checker, Project
