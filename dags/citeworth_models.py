@@ -5,8 +5,9 @@ with the form. open_workspace (a git worktree of its own at that data version, e
 tip, the form's values in its params.yaml) -> train, one mapped task per model (the training
 queue: "gpu" on a Celery cluster; every other task runs on the default queue) -> report (Table 4);
 beside them the domain study, one mapped task per train field x test field cell, then its
-aggregation (Table 5), transfer (Table 6) and the silver citation-linkage corpus with its siamese
-model (Roy & Mercer) -> version (`dvc commit`, `dvc push`, a git commit of dvc.lock and the
+aggregation (Table 5), transfer (Table 6), the silver citation-linkage corpus with its siamese
+model (Roy & Mercer) and the cited-works index `check --suggest --works` and the editor suggest
+from -> version (`dvc commit`, `dvc push`, a git commit of dvc.lock and the
 metrics: onto the branch for a run on the defaults, onto `runs/<run id>` for a run with its own
 models, seeds or overrides) -> close_workspace. The task graph is dvc.yaml's (a test checks it).
 """
@@ -59,12 +60,14 @@ def citeworth_models():
     opened >> transfer
     silver = stage.override(task_id="silver")("silver")
     opened >> silver
+    works = stage.override(task_id="works")("works")  # the cited-works index of the curated papers
+    opened >> works
 
     # Table 4 needs the models only (as in dvc.yaml); it links the studies' tables by path.
     report = stage.override(task_id="report")("report")
     trained >> report
     version = DvcVersionOperator(task_id="version", stages=MODEL_STAGES)
-    [report, domains, transfer, silver] >> version >> close_workspace()
+    [report, domains, transfer, silver, works] >> version >> close_workspace()
 
 
 citeworth_models()
