@@ -115,7 +115,7 @@ def add_and_cite_action(suggested: Suggested, uri: str, version: int | None, lin
     if problem or bib is None:
         reason = problem or "no .bib file to add the entry to"
         return types.CodeAction(title, kind=types.CodeActionKind.QuickFix, diagnostics=[flag],
-                                disabled=types.CodeActionDisabledType(reason))
+                                disabled=types.CodeActionDisabled(reason))
     cite = edit(uri, version, lines, suggested.insertion, codec).document_changes[0]
     bib_lines = bib.text.split("\n")
     end = position(bib_lines, len(bib_lines), len(bib_lines[-1]) + 1, codec)
@@ -212,6 +212,7 @@ def completion_items(ranking: Sequence[Candidate], typed: str, cursor: types.Pos
         sort_text=f"{len(ranking) + rank:05d}", filter_text=work.key,
         text_edit=types.TextEdit(span, work.key),
         label_details=types.CompletionItemLabelDetails(description=f"new #{rank}"),
-        command=types.Command("Add to the bibliography", ADD_ENTRY, [work.entry.bib, work.entry.bibtex]))
+        command=types.Command("Add to the bibliography", ADD_ENTRY,
+                              arguments=[work.entry.bib, work.entry.bibtex]))
         for rank, work in enumerate(usable, 1)]
     return items

@@ -363,11 +363,9 @@ def build(encoder) -> CiteworthServer:
     async def code_action(ls: CiteworthServer, params: types.CodeActionParams):
         return await ls.code_actions(params)
 
-    @server.feature(types.WORKSPACE_EXECUTE_COMMAND,
-                    types.ExecuteCommandOptions(commands=[features.ADD_ENTRY]))
-    async def execute_command(ls: CiteworthServer, params: types.ExecuteCommandParams):
-        if params.command == features.ADD_ENTRY and len(params.arguments or []) == 2:
-            await ls.add_entry(*params.arguments)
+    @server.command(features.ADD_ENTRY)
+    async def add_entry(ls: CiteworthServer, path: str, entry: str) -> None:
+        await ls.add_entry(path, entry)
 
     @server.feature(types.TEXT_DOCUMENT_HOVER)
     async def hover(ls: CiteworthServer, params: types.HoverParams):

@@ -271,7 +271,9 @@ def fused(signals: dict[str, np.ndarray]) -> np.ndarray:
     """``ranker.fuse`` of the lexical and dense rankings and author names, plus the popularity
     prior: ``PRIOR`` times the reciprocal rank of the citing-paper count (a work cited by more
     papers of the corpus is more likely the one meant, all else equal)."""
-    scores = fuse({name: value for name, value in signals.items() if name != "cited_by"})
+    ranked = {name: value for name, value in signals.items() if name != "cited_by"}
+    ranked.setdefault("authors", np.zeros_like(next(iter(signals.values()))))
+    scores = fuse(ranked)
     if "cited_by" in signals:
         scores += PRIOR * rrf(signals["cited_by"])
     return scores
