@@ -18,6 +18,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from silver_corpus import _curated as _silver_record
+from silver_corpus import _paragraph
+
 from citeworth.core.schema import CITE_WORTHY, NOT_CITE_WORTHY
 
 CORAL = {"title": "Global warming and recurrent mass bleaching of corals", "year": 2017, "last": "Hughes",
@@ -48,17 +51,6 @@ C_SENTENCES = [
     ("Corals bleach during marine heatwaves [1].", [("[1]", "BIBREF0")]),
     ("Reef fish express heat shock proteins [2].", [("[2]", "BIBREF1")]),
 ]
-
-
-def _paragraph(sentences: list[tuple[str, list]]) -> dict:
-    text, spans = "", []
-    for sentence, markers in sentences:
-        start = len(text) + (1 if text else 0)
-        text = f"{text} {sentence}" if text else sentence
-        for marker, ref_id in markers:
-            begin = text.index(marker, start)
-            spans.append({"start": begin, "end": begin + len(marker), "text": marker, "ref_id": ref_id})
-    return {"text": text, "cite_spans": spans, "ref_spans": [], "section": "Introduction"}
 
 
 def _entry(work: dict, ids: dict | None = None) -> dict:
@@ -96,12 +88,9 @@ def write_works_corpus(root: Path) -> str:
 
 
 def _curated(paper_id: str, sentences: list[tuple[str, list]]) -> dict:
-    """A curated record (what the works stage reads): every sentence a sample, markers removed."""
-    samples = []
-    for sentence, markers in sentences:
-        text = sentence
-        for marker, _ in markers:
-            text = text.replace(f" {marker}", "")
-        samples.append({"text": text, "label": CITE_WORTHY if markers else NOT_CITE_WORTHY,
-                        "ref_ids": [[ref_id] for _, ref_id in markers] or None})
-    return {"paper_id": paper_id, "source": "s2orc_json", "section_idx": 0, "samples": samples}
+    """A curated record (what the works stage reads): every sentence a sample, markers removed,
+    labelled cite-worthy when it has a marker."""
+    record = _silver_record(paper_id, sentences)
+    for sample in record["samples"]:
+        sample["label"] = CITE_WORTHY if sample["ref_ids"] else NOT_CITE_WORTHY
+    return record
