@@ -130,20 +130,22 @@ def test_a_reference_finds_its_work_by_identifier_else_title_author_and_year(bui
 
 
 def test_the_fused_ranking_matches_a_hand_computation():
-    """Three candidates; BM25 ranks 0 > 2 (1 scores nothing), dense 1 > 0 > 2, the sentence names
-    candidate 2's first author, the prior ranks 1 > 0 > 2 by citing papers."""
+    """Three candidates: BM25 3.0, 0 and 1.0, the prior lifting each it scores by PRIOR * ln(1 + citing
+    papers) (2, 5 and 1 papers): 3 + 2 ln 3 = 5.20 > 1 + 2 ln 2 = 2.39, so 0 before 2 and 1 unranked;
+    dense 1 > 0 > 2; the sentence names candidate 2's first author (+1)."""
     signals = {"bm25": np.array([[3.0, 0.0, 1.0]]), "dense": np.array([[0.5, 0.9, 0.1]]),
                "authors": np.array([[0.0, 0.0, 1.0]]), "cited_by": np.array([[2.0, 5.0, 1.0]])}
     k = RRF_K
-    expected = [1 / (k + 1) + 1 / (k + 2) + PRIOR / (k + 2),
-                0 + 1 / (k + 1) + PRIOR / (k + 1),
-                1.0 + 1 / (k + 2) + 1 / (k + 3) + PRIOR / (k + 3)]
+    assert PRIOR == 2.0
+    expected = [1 / (k + 1) + 1 / (k + 2), 0 + 1 / (k + 1), 1.0 + 1 / (k + 2) + 1 / (k + 3)]
     assert np.allclose(fused(signals)[0], expected)
     assert list(np.argsort(-fused(signals)[0])) == [2, 0, 1]
-    lexical = {name: value for name, value in signals.items() if name != "dense"}
-    assert np.allclose(fused(lexical)[0], [1 / (k + 1) + PRIOR / (k + 2), PRIOR / (k + 1),
-                                          1.0 + 1 / (k + 2) + PRIOR / (k + 3)])
-    assert math.isclose(fused({"bm25": np.array([[0.0]]), "authors": np.zeros((1, 1))})[0][0], 0.0)
+    # the prior reorders: BM25 1.0 vs 1.5, but 20 papers cite the first (1 + 2 ln 21 = 7.09 > 1.5 + 2 ln 2)
+    close = {"bm25": np.array([[1.0, 1.5]]), "authors": np.zeros((1, 2)), "cited_by": np.array([[20.0, 1.0]])}
+    assert np.allclose(fused(close)[0], [1 / (k + 1), 1 / (k + 2)])
+    without = {name: value for name, value in close.items() if name != "cited_by"}
+    assert np.allclose(fused(without)[0], [1 / (k + 2), 1 / (k + 1)])
+    assert math.isclose(fused({"bm25": np.array([[0.0]]), "cited_by": np.array([[9.0]])})[0][0], 0.0)
 
 
 def test_the_ranker_finds_the_work_a_sentence_means_and_leaves_out_the_drafts_own(built):
