@@ -280,3 +280,24 @@ def test_a_sentence_of_the_fixture_is_what_the_dataset_holds():
     """The fixture's curated samples are its sentences with their markers removed."""
     assert A_SENTENCES[0][0].replace(" (Hughes et al., 2017)", "") == \
         "Coral reefs bleach when ocean temperatures stay high for weeks."
+
+
+def test_with_an_encoder_the_index_holds_title_vectors_and_an_hnsw_graph_the_same_each_time(built, tmp_path):
+    from citeworth.suggest.dense import Encoder
+
+    params = _params(built, str(built / "raw" / "s2orc" / "*.json"), out_dir=tmp_path / "dense",
+                     stats_path=tmp_path / "works.json", dense={"encoder": "embedded", "batch_size": 8})
+    works(params)
+    first = _tree(tmp_path / "dense")
+    assert {"vectors.npy", "vectors.hnsw", "vectors.hnsw.dat"} <= set(first)
+    works(params)
+    assert _tree(tmp_path / "dense") == first  # one nmslib thread: the same graph
+    index = WorksIndex(tmp_path / "dense")
+    try:
+        assert index.vectors.shape == (5, 384) and index.encoder == "embedded"
+        ranker = WorksRanker(index, Encoder(threads=1))
+        [ranked] = ranker.rank(["Reef corals lose their algae when the sea warms."], 2)
+        assert ranked[0].work.title == CORAL["title"]
+        assert len(index.nearest(np.asarray(index.vectors[:1], dtype=np.float32), 2)[0]) == 2
+    finally:
+        index.close()
