@@ -46,10 +46,11 @@ FORMAT = 1  # the layout above; an index of another format is refused with the v
 DB, BM25_DIR, CITED_BY, VECTORS, GRAPH = "works.sqlite", "bm25", "cited_by.npy", "vectors.npy", "vectors.hnsw"
 POOL = 100  # candidates each ranking contributes per sentence
 # The popularity prior's weight on BM25's scale (``fused``): on the study's dev sentences (train index,
-# benchmarks/works.py --split dev) BM25 alone found 38.4% of the cited works in its top 10, MRR 0.272;
-# with PRIOR 2, 39.2% and 0.273 (1: 38.4%, 0.275; a prior fused by reciprocal rank lost MRR: 0.215).
+# a work's title counted once; benchmarks/works.py --split dev) BM25 alone found 38.4% of the cited
+# works in its top 10, MRR 0.272; with PRIOR 2, 39.2% and 0.273 (1: 38.4%, 0.275; 3 and more lost
+# MRR); a prior fused as a reciprocal rank of its own (weight 0.5): 38.8% and 0.215.
 PRIOR = 2.0
-HNSW_EF_SEARCH = 200  # nmslib's query-time beam: recall of the true top POOL above 0.99 at 120k works
+HNSW_EF_SEARCH = 200  # nmslib's query-time beam (efSearch), never below the POOL asked for
 
 
 class IndexWriter:
@@ -234,6 +235,9 @@ class WorksRanker:
     def __init__(self, index: WorksIndex, encoder=None):
         self.index = index
         self.encoder = encoder if index.vectors is not None else None
+        if self.encoder is not None and self.encoder.name != index.encoder:
+            raise WorksIndexError(f"{index.folder}: its vectors were made by the encoder {index.encoder!r}, "
+                                  f"not {self.encoder.name!r}: rebuild it, or rank with that encoder")
 
     def rank(self, sentences: Sequence[str], k: int, exclude: Iterable[int] = ()) -> list[list[Ranked]]:
         """The top ``k`` works for each sentence, none of the rows ``exclude`` (the draft's own)."""
