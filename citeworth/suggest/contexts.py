@@ -44,6 +44,15 @@ def boundaries(text: str, spans: Sequence[CitationSpan] = ()) -> list[int]:
     return starts
 
 
+def sentence_bounds(text: str, start: int, end: int) -> tuple[int, int]:
+    """Where the sentence around ``text[start:end]`` (a citation) starts and ends, at most ``REACH``
+    characters either side of it."""
+    starts = boundaries(text)
+    first = max(position for position in starts if position <= start)
+    after = next((position for position in starts if position >= end), len(text))
+    return max(first, start - REACH), min(after, end + REACH)
+
+
 def citing_sentences(text: str, spans: Sequence[CitationSpan]) -> Iterator[tuple[str, tuple[str, ...]]]:
     """Each sentence of the paragraph ``text`` that has a citation marker among ``spans``: its text
     with every citation removed (as the dataset's samples have it), and the bibliography entries its
