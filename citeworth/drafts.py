@@ -23,8 +23,9 @@ from citeworth.sources.latex import SourcePosition
 Span = tuple[int, int]
 # A sentence's status; ``suppressed`` (by a directive) and ``baselined`` are flags not reported.
 CITED, FLAGGED, OK, SUPPRESSED, BASELINED = "cited", "flagged", "ok", "suppressed", "baselined"
-# Where a suggestion comes from: the draft's own bibliography, or the papers of a paper index.
-BIBLIOGRAPHY, CORPUS = "bibliography", "corpus"
+# Where a suggestion comes from: the draft's own bibliography, the papers of a paper index, or the
+# works of a cited-works index (not in the draft's bibliography yet).
+BIBLIOGRAPHY, CORPUS, WORKS = "bibliography", "corpus", "works"
 
 
 @dataclass
@@ -70,12 +71,25 @@ class Insertion:
 
 
 @dataclass(frozen=True)
+class NewEntry:
+    """What citing a work of the cited-works index adds to the draft's bibliography."""
+
+    identifier: str  # the work's DOI, PMID... ("doi:10.1/x"), else its fallback key
+    year: int | None
+    cited_by: int  # papers of the corpus citing it
+    bibtex: str  # the entry to append, keyed with the suggestion's key
+    bib: str | None  # the .bib file it goes to; None: the draft names none
+    bib_problem: str | None = None  # why it cannot be added there (read-only, unparsable, none)
+
+
+@dataclass(frozen=True)
 class Suggested:
-    key: str  # as the bibliography spells it; a corpus paper's identifier
+    key: str  # as the bibliography spells it; a corpus paper's identifier; a work's new BibTeX key
     title: str | None
     score: float
-    source: str  # BIBLIOGRAPHY or CORPUS
-    insertion: Insertion | None = None  # bibliography entries of LaTeX and Markdown drafts
+    source: str  # BIBLIOGRAPHY, CORPUS or WORKS
+    insertion: Insertion | None = None  # bibliography entries and works, in LaTeX and Markdown drafts
+    entry: NewEntry | None = None  # a work of the cited-works index
 
 
 @dataclass(frozen=True)

@@ -5,11 +5,12 @@ with the form. open_workspace (a git worktree of its own at that data version, e
 tip, the form's values in its params.yaml) -> train, one mapped task per model (the training
 queue: "gpu" on a Celery cluster; every other task runs on the default queue) -> report (Table 4);
 beside them the domain study, one mapped task per train field x test field cell, then its
-aggregation (Table 5), transfer (Table 6), the data-scaling curves and the silver citation-linkage
-corpus with its siamese model (Roy & Mercer) -> version (`dvc commit`, `dvc push`, a git commit of
-dvc.lock and the metrics: onto the branch for a run on the defaults, onto `runs/<run id>` for a run
-with its own models, seeds, profile or overrides) -> close_workspace. The task graph is dvc.yaml's
-(a test checks it).
+aggregation (Table 5), transfer (Table 6), the data-scaling curves, the silver citation-linkage
+corpus with its siamese model (Roy & Mercer) and the cited-works index `check --suggest --works`
+and the editor suggest from -> version (`dvc commit`, `dvc push`, a git commit of dvc.lock and the
+metrics: onto the branch for a run on the defaults, onto `runs/<run id>` for a run with its own
+models, seeds, profile or overrides) -> close_workspace. The task graph is dvc.yaml's (a test
+checks it).
 """
 
 from __future__ import annotations
@@ -62,12 +63,14 @@ def citeworth_models():
     opened >> silver
     scaling = stage.override(task_id="scaling")("scaling")
     opened >> scaling
+    works = stage.override(task_id="works")("works")  # the cited-works index of the curated papers
+    opened >> works
 
     # Table 4 needs the models only (as in dvc.yaml); it links the studies' tables by path.
     report = stage.override(task_id="report")("report")
     trained >> report
     version = DvcVersionOperator(task_id="version", stages=MODEL_STAGES)
-    [report, domains, transfer, silver, scaling] >> version >> close_workspace()
+    [report, domains, transfer, silver, scaling, works] >> version >> close_workspace()
 
 
 citeworth_models()

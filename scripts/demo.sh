@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The main job on the embedded default: the whole pipeline through DVC (dvc.yaml) -- download,
 # curate (+ the spans-only baseline), assemble, validate, train every model, domains, transfer,
-# report, the silver citation-linkage corpus, the exports. A second run reuses every finished stage;
+# report, the silver citation-linkage corpus, the cited-works index, the exports. A second run reuses every finished stage;
 # `dvc status` tells what is out of date.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -17,11 +17,12 @@ dvc repro validate
 # made, loaded from checkpoints/finished/ in seconds. `train` names any other model of params.yaml.
 python -m citeworth.orchestration.side_by_side --jobs "$(getconf _NPROCESSORS_ONLN)" \
     train@pu domains transfer train@context train@solo train@sentence train@transformer silver \
-    related_work export train@crnn scaling train@tfidf_lr train@sentence_noweight train
+    related_work works export train@crnn scaling train@tfidf_lr train@sentence_noweight train
 dvc repro   # the report (Table 4); every other stage is current
 # `dvc metrics show` prints every metric of every stage as one very wide row; show the tables instead.
 awk '/^## Per split/ {exit} /^## Table 2/ {on = 1} on' reports/dataset_stats.md
 grep '^|' reports/table4.md
 echo "dataset: data/citeworth/{train,dev,test}.jsonl (reports/dataset_stats.md)" \
      "quality: reports/quality/site/index.html  models: reports/table4.md" \
-     "domains: reports/table5.md  transfer: reports/table6.md  silver: reports/silver/report.md"
+     "domains: reports/table5.md  transfer: reports/table6.md  silver: reports/silver/report.md" \
+     "cited works: data/works (citeworth check --suggest --works data/works)"

@@ -34,7 +34,7 @@ phase validate
 # reaches its largest Solo point, which is that fit (loaded, not trained again); the no-weight model
 # comes last and loads PU's g.
 phase train@pu train@solo domains scaling train@context train@sentence train@transformer train@crnn \
-    silver transfer related_work export train@tfidf_lr train@sentence_noweight train
+    silver transfer works related_work export train@tfidf_lr train@sentence_noweight train
 dvc repro   # the report (Table 4 and the findings); every other stage is current
 cd "$project"
 citeworth profile version "$profile"

@@ -47,7 +47,11 @@ of the draft that already cite an entry, and author surnames written in the sent
 al."), fused by reciprocal rank. For a cited sentence, the rank of each key it cites (reported, not
 judged: on the benchmark no rank separated right citations from wrong ones). --corpus INDEX adds
 the papers of a paper index (their titles, abstracts and the sentences in which other corpus papers
-cite them). Markdown: the .bib files its YAML front matter names ("bibliography: refs.bib" or a
+cite them). --works DIR then adds, after the draft's own entries, the top --top-k works of a
+cited-works index (`citeworth run works`: every work the corpus' papers cite) that its
+bibliography does not have, each with its identifier, title, year, how many corpus papers cite it
+and the BibTeX entry that adds it (JSONL: bibtex, bib). Markdown: the .bib files its YAML front
+matter names ("bibliography: refs.bib" or a
 list); --bib FILE for a draft that names none (Markdown, text, stdin). Pandoc citations ([@key],
 @key) are the keys a sentence cites. A missing or broken .bib is a warning; the check still runs.
 MiniLM vectors are kept in $XDG_CACHE_HOME/citeworth (else ~/.cache/citeworth; 40,000 at most, the
@@ -73,6 +77,7 @@ examples:
   citeworth check paper/main.tex --format sarif --output citeworth.sarif --fail-on 1000000
   citeworth check paper/main.tex --suggest --top-k 5 --format jsonl
   citeworth check notes.md --suggest --bib refs.bib
+  citeworth check paper/main.tex --suggest --works data/works --format jsonl
   citeworth check paper/main.tex --write-baseline .citeworth-baseline.json   # accept today's flags
   citeworth check paper/main.tex --baseline .citeworth-baseline.json         # report only new ones
   pandoc -t plain draft.docx | citeworth check - --model models/sentence"""
@@ -111,6 +116,10 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--corpus", type=Path, metavar="INDEX",
                         help="with --suggest: also suggest the papers of this paper index "
                         "(written by `citeworth suggest-index`)")
+    parser.add_argument("--works", type=Path, metavar="DIR",
+                        help="with --suggest: after the draft's own entries, the works of this cited-works "
+                        "index (written by `citeworth run works`) it does not cite yet, each with the "
+                        "BibTeX entry that adds it")
     return parser
 
 
@@ -118,13 +127,15 @@ def main(argv: list[str] | None = None) -> int:
     parser = _parser()
     args = parser.parse_args(argv)
     options = CheckOptions(args.model, args.threshold, args.syntax, args.suggest, args.top_k, tuple(args.bib),
-                           args.corpus)
+                           args.corpus, args.works)
     for field, problem in options.problems().items():
         parser.error(f"--{field.replace('_', '-')} {problem}")
     if args.fail_on < 0:
         parser.error(f"--fail-on must be 0 or more (got {args.fail_on})")
     if args.corpus and not args.suggest:
         parser.error("--corpus needs --suggest")
+    if args.works and not args.suggest:
+        parser.error("--works needs --suggest")
     if args.bib and not args.suggest:
         parser.error("--bib needs --suggest")
     if args.files.count("-") > 1:

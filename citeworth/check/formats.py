@@ -2,13 +2,15 @@
 
 - ``gnu``: ``file:line:col: warning: sentence may need a citation (score 0.87) [CW001]``, one line
   per reported flag (flagged, not suppressed, not in the baseline); with ``--suggest`` it ends with
-  `` suggest: \\cite{key1}, \\cite{key2}`` (and `` corpus: id, ...`` for papers of ``--corpus``).
+  `` suggest: \\cite{key1}, \\cite{key2}`` (and `` corpus: id, ...`` for papers of ``--corpus``,
+  `` works: Title (2017, doi:10.1/x, cited by 3 papers in the corpus); ...`` for ``--works``).
 - ``jsonl``: one object per sentence: ``file``, ``line``, ``column``, ``end`` (``line``,
   ``column`` one past the last character), ``text`` (as the model read it), ``score``, ``status``
   (``cited``, ``flagged``, ``ok``; ``suppressed`` / ``baselined`` for a flag silenced by a comment
   or the baseline) and ``fingerprint``; with ``--suggest``, ``suggestions`` (a flag's ranked
-  ``key``, ``title``, ``score``, ``source``) and ``cited_ranks`` (a cited sentence's keys: ``rank``
-  of ``of`` entries).
+  ``key``, ``title``, ``score``, ``source``; a work of ``--works`` adds ``identifier``, ``year``,
+  ``cited_by``, ``bibtex``, ``bib`` and ``bib_problem``) and ``cited_ranks`` (a cited sentence's
+  keys: ``rank`` of ``of`` entries).
 - ``sarif``: one run, one rule (CW001), a result per reported flag with its region (columns in
   Unicode code points) and a partial fingerprint of the sentence text, so code scanning keeps an
   alert's identity when lines move. With ``--suggest``, a result has a ``fix`` per suggested
@@ -18,14 +20,14 @@
 
 from __future__ import annotations
 
-import importlib.metadata
 from collections.abc import Sequence
 from dataclasses import asdict
 from urllib.parse import quote
 
 from citeworth.check import RULE_ID
 from citeworth.core.io import dumps
-from citeworth.drafts import BIBLIOGRAPHY, FLAGGED, Sentence
+from citeworth.core.version import tool_version
+from citeworth.drafts import BIBLIOGRAPHY, CORPUS, FLAGGED, WORKS, Sentence, Suggested
 
 MESSAGE = "sentence may need a citation"
 SARIF_SCHEMA = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
@@ -53,11 +55,34 @@ def gnu_lines(sentences: Sequence[Sentence]) -> list[str]:
 
 
 def _gnu_suggestions(sentence: Sentence) -> str:
-    """`` suggest: \\cite{a}, \\cite{b}`` (the draft's entries), then corpus papers by identifier."""
+    """`` suggest: \\cite{a}, \\cite{b}`` (the draft's entries), then corpus papers by identifier,
+    then works of the cited-works index."""
     own = [f"\\cite{{{s.key}}}" for s in sentence.suggestions if s.source == BIBLIOGRAPHY]
-    corpus = [s.key for s in sentence.suggestions if s.source != BIBLIOGRAPHY]
+    corpus = [s.key for s in sentence.suggestions if s.source == CORPUS]
+    works = [work_label(s) for s in sentence.suggestions if s.source == WORKS]
     return ((f" suggest: {', '.join(own)}" if own else "")
-            + (f" corpus: {', '.join(corpus)}" if corpus else ""))
+            + (f" corpus: {', '.join(corpus)}" if corpus else "")
+            + (f" works: {'; '.join(works)}" if works else ""))
+
+
+def work_label(suggested: Suggested) -> str:
+    """'Title (2017, doi:10.1/x, cited by 3 papers in the corpus)'."""
+    entry = suggested.entry
+    facts = [str(entry.year) if entry.year else "", entry.identifier, cited_by(entry.cited_by)]
+    return f"{suggested.title or suggested.key} ({', '.join(fact for fact in facts if fact)})"
+
+
+def cited_by(count: int) -> str:
+    return f"cited by {count} paper{'s' if count != 1 else ''} in the corpus"
+
+
+def _suggestion(suggested: Suggested) -> dict:
+    found = {"key": suggested.key, "title": suggested.title, "score": suggested.score,
+             "source": suggested.source}
+    if entry := suggested.entry:
+        found |= {"identifier": entry.identifier, "year": entry.year, "cited_by": entry.cited_by,
+                  "bibtex": entry.bibtex, "bib": entry.bib, "bib_problem": entry.bib_problem}
+    return found
 
 
 def jsonl_lines(sentences: Sequence[Sentence]) -> list[str]:
@@ -65,8 +90,7 @@ def jsonl_lines(sentences: Sequence[Sentence]) -> list[str]:
                    "end": {"line": s.end_line, "column": s.end_column}, "text": s.text,
                    "score": None if s.score is None else round(s.score, 4), "status": s.status,
                    "fingerprint": s.fingerprint}
-                  | ({"suggestions": [{"key": x.key, "title": x.title, "score": x.score, "source": x.source}
-                                      for x in s.suggestions]} if s.suggestions else {})
+                  | ({"suggestions": [_suggestion(x) for x in s.suggestions]} if s.suggestions else {})
                   | ({"cited_ranks": [asdict(r) for r in s.cited_ranks]} if s.cited_ranks else {}))
             for s in sentences]
 
@@ -109,7 +133,8 @@ def _result(sentence: Sentence) -> dict:
 
 
 def _fixes(sentence: Sentence) -> list[dict]:
-    """One SARIF fix per suggested bibliography entry: insert its citation at the sentence's end."""
+    """One SARIF fix per suggested bibliography entry: insert its citation at the sentence's end
+    (a work of the cited-works index needs its entry added to the .bib too: no fix)."""
     return [{
         "description": {"text": f"Cite {s.key}" + (f": {s.title}" if s.title else "")},
         "artifactChanges": [{
@@ -120,11 +145,4 @@ def _fixes(sentence: Sentence) -> list[dict]:
                 "insertedContent": {"text": s.insertion.text},
             }],
         }],
-    } for s in sentence.suggestions if s.insertion is not None]
-
-
-def tool_version() -> str:
-    try:
-        return importlib.metadata.version("citeworth")
-    except importlib.metadata.PackageNotFoundError:
-        return "0.0.0"
+    } for s in sentence.suggestions if s.insertion is not None and s.source == BIBLIOGRAPHY]

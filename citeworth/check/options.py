@@ -24,6 +24,7 @@ class CheckOptions:
     top_k: int = TOP_K  # suggestions per flag
     bibs: tuple[Path, ...] = ()  # the .bib files of drafts that name none (Markdown, text, stdin)
     corpus: Path | None = None  # also suggest the papers of this paper index
+    works: Path | None = None  # then the works of this cited-works index the draft does not cite yet
 
     def problems(self) -> dict[str, str]:
         """What is wrong with the values, by field name (each front end names the field its way)."""

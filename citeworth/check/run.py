@@ -25,6 +25,7 @@ from citeworth.core.io import atomic_write
 from citeworth.drafts import BASELINED, CITED, FLAGGED, SUPPRESSED, Draft, Sentence
 from citeworth.sources.base import RecordError
 from citeworth.suggest.corpus import CorpusError
+from citeworth.suggest.works import WorksIndexError
 
 SUFFIXES = {".tex": "tex", ".ltx": "tex", ".latex": "tex", ".md": "md", ".markdown": "md", ".qmd": "md",
             ".rmd": "md"}
@@ -57,7 +58,7 @@ def check(files: Sequence[str], options: CheckOptions, report: ReportOptions, en
     if options.suggest:
         try:
             notes = _suggest(options, drafts, found, encoder)
-        except CorpusError as exc:
+        except (CorpusError, WorksIndexError) as exc:
             return _fail(str(exc))
         for note in notes:
             print(f"citeworth check: warning: {note}", file=sys.stderr)
@@ -161,8 +162,17 @@ def _suggest(options: CheckOptions, drafts: Sequence[Draft], found: list[Sentenc
     from citeworth.suggest.draft import suggest
 
     corpus = corpus_candidates(options.corpus) if options.corpus else []
+    works = works_ranker(options.works, encoder) if options.works else None
     return suggest([(d, syntax_of(d.name, options.syntax)) for d in drafts], found, options.top_k, corpus,
-                   encoder, options.bibs)
+                   encoder, options.bibs, works)
+
+
+def works_ranker(folder: Path, encoder):
+    """The ranker of the cited-works index at ``folder`` (a WorksIndexError saying why it cannot be
+    used); ``encoder`` embeds the sentences when the index has vectors."""
+    from citeworth.suggest.works import WorksIndex, WorksRanker
+
+    return WorksRanker(WorksIndex(folder), encoder)
 
 
 def check_model(name: Path | None, root: Path = Path(".")):

@@ -94,6 +94,8 @@ class BibEntry:
     authors: tuple[str, ...] = ()
     # Identifiers the entry states, keyed by ID_KINDS (see normalise_id).
     ids: dict[str, str] = field(default_factory=dict)
+    # Where it appeared (a journal, proceedings or book title), as the source states it.
+    venue: str | None = None
 
 
 @dataclass(slots=True)

@@ -31,7 +31,10 @@ from citeworth.lsp.projects import disk_files, draft_sources
 from citeworth.lsp.settings import TORCH_THREADS
 from citeworth.sources.latex.project import decode
 from citeworth.suggest.candidates import Candidate
-from citeworth.suggest.draft import DraftRanker, draft_bibliography
+from citeworth.suggest.draft import DraftRanker, WorkSuggester, draft_bib, draft_bibliography
+from citeworth.suggest.works import WorksIndex, WorksIndexError, WorksRanker
+
+COMPLETION_WORKS = 10  # works of the cited-works index a completion lists after the draft's entries
 
 
 class RememberingSplitter:
@@ -88,6 +91,7 @@ class Checked:
     problem: str | None = None  # why it could not be read
     warnings: list[str] = field(default_factory=list)
     ranker: DraftRanker | None = None  # built when first asked for
+    works: WorkSuggester | None = None  # with a cited-works index, built with ``ranker``
     bibliography_warnings: list[str] = field(default_factory=list)
     _lines: dict[str, list[str]] = field(default_factory=dict)  # file -> its lines, split once
 
@@ -126,6 +130,8 @@ class Checker:
         self._splitter = None
         self.model = None
         self.model_dir: Path | None = None
+        self.works: WorksRanker | None = None  # the cited-works index, opened once per server
+        self.works_dir: Path | None = None
 
     def load_model(self, options: CheckOptions, root: Path) -> str | None:
         """Load the model ``options`` name (else the best of the project at ``root``); the
@@ -138,6 +144,22 @@ class Checker:
         if "torch" in sys.modules:  # a torch model: see TORCH_THREADS
             sys.modules["torch"].set_num_threads(TORCH_THREADS)
         return None
+
+    def load_works(self, folder: Path | None) -> tuple[bool, str | None]:
+        """Open the cited-works index ``folder`` (None: use none) unless it is the one open: (whether
+        it was opened now, the message saying why it cannot be used)."""
+        if folder == self.works_dir:
+            return False, None
+        if self.works is not None:
+            self.works.index.close()
+        self.works, self.works_dir = None, None
+        if folder is None:
+            return False, None
+        try:
+            self.works, self.works_dir = WorksRanker(WorksIndex(folder), self.encoder), folder
+        except WorksIndexError as exc:
+            return False, str(exc)
+        return True, None
 
     def check(self, project: Project, buffers: Mapping[Path, Buffer], options: CheckOptions) -> Checked:
         """Read ``project`` (its open ``buffers`` over its files on disk), score its sentences."""
@@ -191,13 +213,26 @@ class Checker:
             own, checked.bibliography_warnings = draft_bibliography(
                 checked.draft, checked.project.syntax, list(checked.options.bibs), checked.sources)
             checked.ranker = DraftRanker(checked.sentences, own, (), self.encoder)
+            if self.works is not None:
+                bib = draft_bib(checked.draft, checked.project.syntax, list(checked.options.bibs),
+                                checked.sources)
+                checked.works = WorkSuggester(self.works, own, bib)
         return checked.ranker
 
     def suggestions(self, checked: Checked, sentence: Sentence) -> list[Suggested]:
-        """The top k entries for a flagged ``sentence``, each with where its citation goes."""
+        """The top k entries for a flagged ``sentence``, each with where its citation goes, then
+        with a cited-works index its top k works."""
         copy = dataclasses.replace(sentence, suggestions=[], cited_ranks=[])
-        self.ranker(checked).fill([copy], checked.options.top_k, checked.project.syntax, checked.lines)
+        ranker, syntax = self.ranker(checked), checked.project.syntax
+        ranker.fill([copy], checked.options.top_k, syntax, checked.lines)
+        if checked.works is not None:
+            checked.works.fill([copy], checked.options.top_k, syntax, checked.lines)
         return copy.suggestions
+
+    def work_ranking(self, checked: Checked, text: str) -> list[Suggested]:
+        """The works of the cited-works index for the sentence ``text`` (none without an index)."""
+        self.ranker(checked)
+        return checked.works.ranked(text, COMPLETION_WORKS) if checked.works is not None else []
 
     def ranking(self, checked: Checked, text: str) -> list[Candidate]:
         """The draft's own entries, best first for the sentence ``text``."""

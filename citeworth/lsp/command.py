@@ -19,17 +19,21 @@ A language server (LSP, over stdin/stdout) for LaTeX and Markdown drafts: `citew
                  draft from its main file (a '% !TEX root = main.tex' comment, else the file with
                  \\documentclass that \\input's it) and each flag goes to the file it is in
   Code actions   'Cite KEY' for the top entries of the draft's own bibliography (~\\cite{{KEY}},
-                 Markdown [@KEY], before the final stop) and 'Ignore this sentence' (the
+                 Markdown [@KEY], before the final stop); with a cited-works index, 'Add and
+                 cite: Title (year)' for its top works the .bib lacks (one edit: the BibTeX entry
+                 appended to the .bib, the citation inserted; disabled, with the reason, when the
+                 .bib is read-only or does not parse); and 'Ignore this sentence' (the
                  '% citeworth: ignore' / '<!-- citeworth: ignore -->' comment)
   Hover          a flag: its score and suggestions; a \\cite{{}} key or @key: the entry's title,
                  authors, year and its rank for that sentence
   Completion     inside \\cite{{ or after [@: the draft's entries ranked for the sentence being
-                 written
+                 written, then the cited-works index's works (accepting one appends its entry)
 
 Settings (initializationOptions, or workspace settings under "citeworth"): model (a model folder;
 default: the best by dev F1 in the workspace's metrics/models.json), threshold, topK, bib (.bib
-files for Markdown drafts whose front matter names none), debounceMs. A missing model is one
-message; the server keeps running.
+files for Markdown drafts whose front matter names none), works (a cited-works index folder, written
+by `citeworth run works`), debounceMs. A missing model or index is one message; the server keeps
+running. The index is opened once per server.
 
 The model, the encoder and the bibliography's vectors are loaded once per server; after an edit
 only the paragraphs whose text changed are split into sentences and scored again."""

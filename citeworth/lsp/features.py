@@ -6,13 +6,14 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from lsprotocol import types
 
 from citeworth.check import RULE_ID
-from citeworth.check.formats import MESSAGE
+from citeworth.check.formats import MESSAGE, cited_by
 from citeworth.check.markdown import KEY
-from citeworth.drafts import FLAGGED, Insertion, Sentence, Suggested
+from citeworth.drafts import BIBLIOGRAPHY, FLAGGED, WORKS, Insertion, Sentence, Suggested
 from citeworth.lsp.checker import Checked
 from citeworth.suggest.candidates import Candidate
 
@@ -81,6 +82,50 @@ def cite_action(suggested: Suggested, uri: str, version: int | None, lines: Sequ
                             is_preferred=preferred, edit=change)
 
 
+def work_title(suggested: Suggested) -> str:
+    """'Title (2017)' of a work of the cited-works index."""
+    year = suggested.entry.year if suggested.entry else None
+    return f"{suggested.title or suggested.key}" + (f" ({year})" if year else "")
+
+
+@dataclass(frozen=True)
+class BibDocument:
+    """The .bib file a new entry goes to, as the editor holds it (version None: not open)."""
+
+    uri: str
+    version: int | None
+    text: str
+
+
+def appended(text: str, entry: str) -> str:
+    """What appending ``entry`` to a .bib whose text is ``text`` inserts at its end: a blank line
+    between the last entry and the new one."""
+    if not text.strip():
+        return entry
+    return ("" if text.endswith("\n") else "\n") + ("" if text.endswith("\n\n") else "\n") + entry
+
+
+def add_and_cite_action(suggested: Suggested, uri: str, version: int | None, lines: Sequence[str],
+                        flag: types.Diagnostic, codec, bib: BibDocument | None,
+                        problem: str | None) -> types.CodeAction:
+    """'Add and cite: Title (year)': one workspace edit that appends the work's BibTeX entry to the
+    draft's .bib and inserts its citation; disabled, with ``problem`` as the reason and no edit,
+    when the .bib cannot take it (``problem`` wins over ``bib``)."""
+    title = f"Add and cite: {work_title(suggested)}"
+    if problem or bib is None:
+        reason = problem or "no .bib file to add the entry to"
+        return types.CodeAction(title, kind=types.CodeActionKind.QuickFix, diagnostics=[flag],
+                                disabled=types.CodeActionDisabled(reason))
+    cite = edit(uri, version, lines, suggested.insertion, codec).document_changes[0]
+    bib_lines = bib.text.split("\n")
+    end = position(bib_lines, len(bib_lines), len(bib_lines[-1]) + 1, codec)
+    entry = types.TextDocumentEdit(types.OptionalVersionedTextDocumentIdentifier(bib.uri, bib.version),
+                                   [types.TextEdit(types.Range(end, end),
+                                                   appended(bib.text, suggested.entry.bibtex))])
+    return types.CodeAction(title, kind=types.CodeActionKind.QuickFix, diagnostics=[flag],
+                            edit=types.WorkspaceEdit(document_changes=[entry, cite]))
+
+
 def ignore_action(insertion: Insertion, uri: str, version: int | None, lines: Sequence[str],
                   flag: types.Diagnostic, codec) -> types.CodeAction:
     return types.CodeAction("Ignore this sentence (citeworth)", kind=types.CodeActionKind.QuickFix,
@@ -88,11 +133,18 @@ def ignore_action(insertion: Insertion, uri: str, version: int | None, lines: Se
 
 
 def flag_hover(sentence: Sentence, suggestions: Sequence[Suggested]) -> str:
-    """Markdown: the score of a flagged sentence and its suggestions with their titles."""
+    """Markdown: the score of a flagged sentence and its suggestions with their titles (the draft's
+    own entries, then works of the cited-works index with how many corpus papers cite them)."""
     text = f"**citeworth**: {MESSAGE} (score {sentence.score:.2f}, {RULE_ID})"
-    if suggestions:
+    own = [s for s in suggestions if s.source == BIBLIOGRAPHY]
+    works = [s for s in suggestions if s.source == WORKS]
+    if own:
         text += "\n\nSuggested from the bibliography:\n" + "\n".join(
-            f"{i}. `{s.key}`" + (f": {s.title}" if s.title else "") for i, s in enumerate(suggestions, 1))
+            f"{i}. `{s.key}`" + (f": {s.title}" if s.title else "") for i, s in enumerate(own, 1))
+    if works:
+        text += "\n\nNot in the bibliography yet (cited-works index):\n" + "\n".join(
+            f"{i}. {work_title(s)}, `{s.entry.identifier}`, {cited_by(s.entry.cited_by)}"
+            for i, s in enumerate(works, 1))
     return text
 
 
@@ -134,16 +186,33 @@ def typed_key(before: str, syntax: str) -> str | None:
     return match.group(1) if match else None
 
 
+ADD_ENTRY = "citeworth.addEntry"  # the command a work's completion runs: append its entry to the .bib
+
+
 def completion_items(ranking: Sequence[Candidate], typed: str, cursor: types.Position,
-                     codec_units: int) -> list[types.CompletionItem]:
+                     codec_units: int, works: Sequence[Suggested] = ()) -> list[types.CompletionItem]:
     """The draft's entries in the ranker's order for the sentence being written (``sortText``
-    keeps it; clients sort alphabetically otherwise), each replacing the ``typed`` start of the key."""
+    keeps it; clients sort alphabetically otherwise), each replacing the ``typed`` start of the key;
+    then the works of the cited-works index, whose item also runs ``ADD_ENTRY`` to append the
+    work's entry to the draft's .bib (works whose .bib cannot take an entry are not listed)."""
     start = types.Position(cursor.line, cursor.character - codec_units)
     span = types.Range(start, cursor)
-    return [types.CompletionItem(
+    items = [types.CompletionItem(
         entry.key, kind=types.CompletionItemKind.Reference, detail=entry.title,
         documentation=_byline(entry) or None,
         sort_text=f"{rank:05d}", filter_text=entry.key, preselect=rank == 1,
         text_edit=types.TextEdit(span, entry.key),
         label_details=types.CompletionItemLabelDetails(description=f"#{rank}"))
         for rank, entry in enumerate(ranking, 1)]
+    usable = [work for work in works if work.entry and work.entry.bib and not work.entry.bib_problem]
+    items += [types.CompletionItem(
+        work.key, kind=types.CompletionItemKind.Reference, detail=work_title(work),
+        documentation=f"{work.entry.identifier}, {cited_by(work.entry.cited_by)}; not in the bibliography "
+                      f"yet: accepting adds it to {work.entry.bib}",
+        sort_text=f"{len(ranking) + rank:05d}", filter_text=work.key,
+        text_edit=types.TextEdit(span, work.key),
+        label_details=types.CompletionItemLabelDetails(description=f"new #{rank}"),
+        command=types.Command("Add to the bibliography", ADD_ENTRY,
+                              arguments=[work.entry.bib, work.entry.bibtex]))
+        for rank, work in enumerate(usable, 1)]
+    return items

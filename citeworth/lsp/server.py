@@ -19,12 +19,13 @@ from lsprotocol import types
 from pygls.lsp.server import LanguageServer
 from pygls.uris import from_fs_path, to_fs_path
 
-from citeworth.check.formats import tool_version
-from citeworth.drafts import FLAGGED
+from citeworth.core.version import tool_version
+from citeworth.drafts import BIBLIOGRAPHY, FLAGGED, WORKS, Suggested
 from citeworth.lsp import features
 from citeworth.lsp.checker import Buffer, Checked, Checker, Project
 from citeworth.lsp.projects import draft_syntax, main_file
 from citeworth.lsp.settings import SECTION, Settings, read_settings
+from citeworth.suggest.draft import bib_problem
 
 log = logging.getLogger(__name__)
 TRIGGERS = ["{", ",", "@"]  # a key starts: \cite{ or \cite{a, ; pandoc's [@ or @
@@ -65,6 +66,13 @@ class CiteworthServer(LanguageServer):
             self.model_problem = await self.run(self.checker.load_model, settings.options, self.root)
             if self.model_problem:  # one message per load: diagnostics wait for a model
                 self.show(f"{self.model_problem} (set {SECTION}.model)", types.MessageType.Error)
+        opened, problem = await self.run(self.checker.load_works, settings.options.works)
+        if problem:
+            self.show(f"{problem} (set {SECTION}.works)", types.MessageType.Error)
+        elif opened:  # once per index and server: every draft ranks it from then on
+            index = self.checker.works.index
+            self.window_log_message(types.LogMessageParams(types.MessageType.Info, (
+                f"citeworth: cited-works index {index.folder} loaded ({index.size:,} works)")))
         for project in list(self.projects.values()):
             self.schedule(project, 0)
 
@@ -174,11 +182,53 @@ class CiteworthServer(LanguageServer):
             suggestions, ignore = await self.run(self._fixes, checked, sentence)
             flag = features.diagnostic(sentence, lines, codec)
             actions += [features.cite_action(s, uri, version, lines, flag, codec, preferred=i == 0)
-                        for i, s in enumerate(suggestions) if s.insertion is not None]
+                        for i, s in enumerate(suggestions)
+                        if s.insertion is not None and s.source == BIBLIOGRAPHY]
+            actions += [self._add_and_cite(s, uri, version, lines, flag)
+                        for s in suggestions if s.insertion is not None and s.source == WORKS]
             if ignore is not None:
                 actions.append(features.ignore_action(ignore, uri, version, lines, flag, codec))
         self._log_bibliography(checked)
         return actions
+
+    def _add_and_cite(self, suggested: Suggested, uri: str, version: int | None, lines: list[str],
+                      flag: types.Diagnostic) -> types.CodeAction:
+        problem = suggested.entry.bib_problem
+        bib = None if problem else self.bib_document(Path(suggested.entry.bib))
+        if bib is None and not problem:
+            problem = f"{suggested.entry.bib} cannot be read: the entry cannot be added"
+        codec = self.workspace.position_codec
+        return features.add_and_cite_action(suggested, uri, version, lines, flag, codec, bib, problem)
+
+    def bib_document(self, path: Path) -> features.BibDocument | None:
+        """The .bib file ``path`` as the editor holds it (its open buffer, else the file on disk)."""
+        uri = from_fs_path(str(path))
+        document = self.workspace.text_documents.get(uri)
+        if document is not None:
+            return features.BibDocument(uri, document.version, document.source)
+        try:
+            return features.BibDocument(uri, None, path.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError):
+            return None
+
+    async def add_entry(self, path: str, entry: str) -> None:
+        """Append ``entry`` to the .bib ``path`` (a work's completion was accepted), unless it
+        cannot take it or already has that key: said in a message, no edit."""
+        bib = self.bib_document(Path(path))
+        problem = None if bib is None else bib_problem(Path(path), bib.text, entry)
+        if bib is None or problem:
+            self.show(problem or f"{path} cannot be read: the entry was not added")
+            return
+        lines = bib.text.split("\n")
+        end = features.position(lines, len(lines), len(lines[-1]) + 1, self.workspace.position_codec)
+        change = types.TextDocumentEdit(types.OptionalVersionedTextDocumentIdentifier(bib.uri, bib.version),
+                                        [types.TextEdit(types.Range(end, end),
+                                                        features.appended(bib.text, entry))])
+        result = await self.workspace_apply_edit_async(types.ApplyWorkspaceEditParams(
+            types.WorkspaceEdit(document_changes=[change]), label="citeworth: add the cited work's entry"))
+        if not result.applied:
+            reason = result.failure_reason or "the editor refused the edit"
+            self.show(f"the entry was not added to {path}: {reason}")
 
     def _fixes(self, checked: Checked, sentence):
         return self.checker.suggestions(checked, sentence), self.checker.ignore_insertion(checked, sentence)
@@ -221,10 +271,18 @@ class CiteworthServer(LanguageServer):
         if typed is None:
             return None
         sentence = checked.before(file, line, column)
-        ranking = await self.run(self.checker.ranking, checked, sentence.text if sentence else before)
+        text = sentence.text if sentence else before
+        ranking, works = await self.run(self._rankings, checked, text)
         self._log_bibliography(checked)
         units = self.workspace.position_codec.client_num_units(typed)
-        return types.CompletionList(False, features.completion_items(ranking, typed, params.position, units))
+        items = features.completion_items(ranking, typed, params.position, units, works)
+        return types.CompletionList(False, items)
+
+    def _rankings(self, checked: Checked, text: str):
+        works = self.checker.work_ranking(checked, text)
+        if works and works[0].entry.bib_problem:  # not listed: no entry could be added
+            checked.bibliography_warnings.append(f"cited works not offered: {works[0].entry.bib_problem}")
+        return self.checker.ranking(checked, text), works
 
     def _line(self, uri: str, line: int) -> str:
         """The 1-based ``line`` of the open document ``uri`` as the editor holds it now."""
@@ -304,6 +362,10 @@ def build(encoder) -> CiteworthServer:
                     types.CodeActionOptions(code_action_kinds=[types.CodeActionKind.QuickFix]))
     async def code_action(ls: CiteworthServer, params: types.CodeActionParams):
         return await ls.code_actions(params)
+
+    @server.command(features.ADD_ENTRY)
+    async def add_entry(ls: CiteworthServer, path: str, entry: str) -> None:
+        await ls.add_entry(path, entry)
 
     @server.feature(types.TEXT_DOCUMENT_HOVER)
     async def hover(ls: CiteworthServer, params: types.HoverParams):

@@ -8,6 +8,8 @@
     threshold   score at or above which an uncited sentence is flagged (default 0.5)
     topK        suggested entries per flag (default 3)
     bib         a .bib file (or a list) for Markdown drafts whose front matter names none
+    works       a cited-works index folder (``citeworth run works``; relative: to the workspace
+                root): its works are suggested after the draft's own entries; null: none
     debounceMs  the pause after a change before the draft is checked again (default 300)
 
 They become the ``CheckOptions`` that ``citeworth check`` builds from its command line. A value
@@ -78,13 +80,20 @@ def _bib(settings: Settings, value: Any, root: Path) -> Settings:
     return _with(settings, bibs=tuple(root / name for name in names))
 
 
+def _works(settings: Settings, value: Any, root: Path) -> Settings:
+    if value is not None and not isinstance(value, str):
+        raise ValueError(f"must be a folder name (got {value!r})")
+    return _with(settings, works=root / value if value else None)
+
+
 def _debounce(settings: Settings, value: Any, root: Path) -> Settings:
     if not isinstance(value, int) or isinstance(value, bool) or value < 0:
         raise ValueError(f"must be 0 or more milliseconds (got {value!r})")
     return dataclasses.replace(settings, debounce_ms=value)
 
 
-_READERS = {"model": _model, "threshold": _threshold, "topK": _top_k, "bib": _bib, "debounceMs": _debounce}
+_READERS = {"model": _model, "threshold": _threshold, "topK": _top_k, "bib": _bib, "works": _works,
+            "debounceMs": _debounce}
 
 
 def _checked(settings: Settings, field: str, value: Any, kind) -> Settings:

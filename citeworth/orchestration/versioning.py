@@ -24,7 +24,7 @@ from citeworth.core.errors import StageFailed
 # dvc.yaml stages; a foreach or matrix name stands for all of its stages (curate: curate@citeworth and
 # curate@baseline; train: train@<model> for each model).
 DATASET_STAGES = ("download", "pdf2tei", "curate", "assemble", "related_work", "export", "validate")
-MODEL_STAGES = ("train", "report", "domains", "transfer", "silver", "scaling")
+MODEL_STAGES = ("train", "report", "domains", "transfer", "silver", "scaling", "works")
 TAG_PREFIX = "data"
 # The Airflow pool of the versioning steps (made by `citeworth airflow setup`): one slot, so one run
 # at a time writes the repository's refs.

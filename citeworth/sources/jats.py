@@ -289,6 +289,9 @@ def _bib_entries(article: ET.Element) -> dict[str, BibEntry]:
                 link=first_present(*(text_of(p) for p in citation.findall("pub-id"))),
                 authors=tuple(text_of(n) for n in citation.iterfind(".//name/surname") if text_of(n)),
                 ids=identifiers((p.get("pub-id-type"), text_of(p)) for p in citation.findall("pub-id")),
+                # <source> is the journal or book of an article, else (no <article-title>) the work itself
+                venue=one_line(text_of(citation.find("source"))) if citation.find("article-title") is not None
+                else None,
             )
     return entries
 

@@ -188,5 +188,6 @@ def _bib_entries(entries: dict, paper_id: str) -> dict[str, BibEntry]:
             authors=tuple(a["last"].strip() for a in authors
                           if isinstance(a, dict) and isinstance(a.get("last"), str) and a["last"].strip()),
             ids=identifiers([*other_ids.items(), ("s2", link if link and link.isdigit() else None)]),
+            venue=one_line(entry.get("venue")),
         )
     return result

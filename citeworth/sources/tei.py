@@ -219,5 +219,8 @@ def _bib_entries(root: ET.Element) -> dict[str, BibEntry]:
             link=ids.get("doi"),
             authors=tuple(name for surname in authors if (name := text_of(surname))),
             ids=ids,
+            # the monograph's title is the venue of an analytic (article, chapter) title
+            venue=one_line(text_of(bibl.find("t:monogr/t:title", NS)))
+            if bibl.find("t:analytic/t:title", NS) is not None else None,
         )
     return entries

@@ -1,8 +1,11 @@
-"""Which entry to cite: ranking a draft's own bibliography (or the corpus' papers) for a sentence.
+"""Which entry to cite: ranking a draft's own bibliography (or the corpus' papers, or the works the
+corpus cites) for a sentence.
 
 Modules: ``candidates`` (a draft's ``.bib`` / ``.bbl`` / ``thebibliography`` entries, printed
 references, with the text the rankers read), ``bm25``, ``dense`` (the embedded MiniLM), ``authors``
 (surnames written in the sentence), ``ranker`` (the signals and their fusion), ``corpus`` (the
-pipeline's paper index as candidates, with the sentences that cite each paper) and ``draft`` (the
-check command's ``--suggest``). Offline, on CPU.
+pipeline's paper index as candidates, with the sentences that cite each paper), ``contexts`` (the
+sentences of a paragraph that cite), ``works`` (the cited-works index on disk and its ranker),
+``bibtex`` (an entry made from a work's metadata) and ``draft`` (the check command's ``--suggest``).
+Offline, on CPU.
 """

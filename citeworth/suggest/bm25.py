@@ -1,5 +1,5 @@
 """Okapi BM25 over a fixed set of documents (the candidates of one ranking): ``bm25s``'s index with
-this module's tokens.
+this module's tokens; ``save`` / ``load`` keep one on disk (the cited-works index, loaded memory-mapped).
 
 Term weights are the corpus-level ones of Lucene's BM25 (Robertson & Zaragoza 2009, with idf = ln(1 +
 (N - df + 0.5) / (df + 0.5)), never negative): term frequency saturated by ``k1`` and normalised by
@@ -10,7 +10,8 @@ query sums a few of its columns; 50,000 candidates score in milliseconds.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable
+from pathlib import Path
 
 import bm25s
 import numpy as np
@@ -35,13 +36,29 @@ def _singular(word: str) -> str:
 class BM25:
     """BM25 scores of queries against ``documents`` (one text per candidate)."""
 
-    def __init__(self, documents: Sequence[str], k1: float = K1, b: float = B):
+    def __init__(self, documents: Iterable[str], k1: float = K1, b: float = B):
         words = [tokens(text) for text in documents]
-        self.size = len(documents)
+        self.size = len(words)
         self.index: bm25s.BM25 | None = None
         if any(words):  # bm25s cannot index a corpus without a word
             self.index = bm25s.BM25(k1=k1, b=b, method="lucene")
             self.index.index(words, show_progress=False)
+
+    def save(self, folder: Path) -> None:
+        """``bm25s``'s files in ``folder`` (nothing for an index without a word)."""
+        Path(folder).mkdir(parents=True, exist_ok=True)
+        if self.index is not None:
+            self.index.save(str(folder), show_progress=False)
+
+    @classmethod
+    def load(cls, folder: Path, size: int) -> BM25:
+        """An index ``save`` wrote for ``size`` documents, its arrays memory-mapped."""
+        found = cls.__new__(cls)
+        found.size = size
+        found.index = None
+        if any(Path(folder).iterdir()):
+            found.index = bm25s.BM25.load(str(folder), mmap=True, show_progress=False)
+        return found
 
     def scores(self, query: str) -> np.ndarray:
         """One score per document (0 where no query term occurs); a repeated query term counts once."""

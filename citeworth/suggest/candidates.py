@@ -24,6 +24,7 @@ from citeworth.sources.latex import project_files
 from citeworth.sources.latex.bibliography import (
     BibEntries,
     Reference,
+    bib_files,
     load_bibliography,
     read_bib,
 )
@@ -51,6 +52,7 @@ class Candidate:
     year: int | None = None
     text: str = ""  # what BM25 and the encoder read: title, abstract, keywords, authors
     contexts: list[str] = field(default_factory=list)  # sentences that cite it elsewhere
+    ids: dict[str, str] = field(default_factory=dict)  # identifiers it states (doi, arxiv), normalised
 
     @property
     def label(self) -> str:
@@ -63,7 +65,8 @@ def from_reference(reference: Reference, fields: dict[str, str] | None = None) -
     extra = [_plain(fields.get(name, "")) for name in ("abstract", "keywords")]
     head = reference.title or reference.raw
     text = ". ".join(part for part in (head, *extra, " ".join(reference.authors)) if part)
-    return Candidate(reference.key, reference.title, reference.authors, reference.year, text)
+    return Candidate(reference.key, reference.title, reference.authors, reference.year, text,
+                     ids=dict(reference.ids))
 
 
 def from_raw(key: str, raw: str, year: int | None = None) -> Candidate:
@@ -122,6 +125,12 @@ def project_candidates(texts: dict[str, str], main: str, label: str) -> tuple[li
         warnings.append(f"{label}: no bibliography entries (.bib, .bbl or thebibliography): "
                         "nothing to suggest from")
     return candidates, warnings
+
+
+def project_bib_files(texts: dict[str, str], main: str) -> list[str]:
+    """The ``.bib`` files of a LaTeX project (``{relative path: text}``) its main file names, else
+    every ``.bib`` in it: where its bibliography lives."""
+    return bib_files(texts, main, flatten(texts, main).parse_text)
 
 
 def bib_candidates(paths: list[Path], label: str) -> tuple[list[Candidate], list[str]]:

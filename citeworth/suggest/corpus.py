@@ -22,10 +22,9 @@ from citeworth.corpora.paper_index import IndexedPaper, PaperIndex
 from citeworth.sources import BadRecord, input_shards, read_shard
 from citeworth.sources.base import InputSpec
 from citeworth.suggest.candidates import Candidate
+from citeworth.suggest.contexts import sentence_bounds
 
 _PLACEHOLDER = re.compile(r"\{\{\w+:[^{}]*\}\}")
-_SENTENCE_END = re.compile(r"[.!?]\s+(?=[A-Z(\[])")
-CONTEXT_CHARS = 300  # at most this much either side of a citation, cut at sentence ends
 
 
 class CorpusError(ValueError):
@@ -80,10 +79,8 @@ def citations(index: PaperIndex, papers: Iterable[IndexedPaper]) -> Iterator[Cit
 
 def context(text: str, start: int, end: int) -> str:
     """The sentence around a citation at ``text[start:end]``, placeholders removed."""
-    left = max(0, start - CONTEXT_CHARS)
-    ends = [m.end() for m in _SENTENCE_END.finditer(text, left, start)]
-    right = _SENTENCE_END.search(text, end, min(len(text), end + CONTEXT_CHARS))
-    sentence = text[ends[-1] if ends else left:right.start() + 1 if right else end + CONTEXT_CHARS]
+    first, after = sentence_bounds(text, start, end)
+    sentence = text[first:after]
     return " ".join(_PLACEHOLDER.sub(" ", sentence).split())
 
 

@@ -2,7 +2,9 @@
 
 For each reported flag, the top k candidates (the draft's own bibliography, then with ``--corpus``
 the corpus' papers), each with the place a citation would go: before the sentence's final
-punctuation, as ``~\\cite{key}`` (LaTeX) or `` [@key]`` (Markdown). For each cited sentence, the
+punctuation, as ``~\\cite{key}`` (LaTeX) or `` [@key]`` (Markdown). With ``--works`` the top k
+works of a cited-works index follow, those the draft's bibliography does not have yet, each with
+the BibTeX entry citing it adds to the draft's ``.bib`` (``WorkSuggester``). For each cited sentence, the
 rank the ranker gives each key it cites among the bibliography. A low rank is reported, never
 called a sign of a wrong citation: on the benchmark (benchmarks/results/suggest.json,
 ``low_rank``) 11% of correct citations fall in their bibliography's last 10% and 8% in its last
@@ -12,8 +14,9 @@ called a sign of a wrong citation: on the benchmark (benchmarks/results/suggest.
 from __future__ import annotations
 
 import functools
+import os
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
@@ -23,16 +26,28 @@ from citeworth.drafts import (
     CITED,
     CORPUS,
     FLAGGED,
+    WORKS,
     CitedRank,
     Draft,
     Insertion,
+    NewEntry,
     Sentence,
     Suggested,
 )
-from citeworth.sources.latex.project import decode
-from citeworth.suggest.candidates import Candidate, bib_candidates, draft_candidates, front_matter_bibs
+from citeworth.sources.latex import project_files
+from citeworth.sources.latex.bibliography import read_bib
+from citeworth.sources.latex.project import decode, tex_texts
+from citeworth.suggest.bibtex import bibtex_entry, entry_key
+from citeworth.suggest.candidates import (
+    Candidate,
+    bib_candidates,
+    draft_candidates,
+    front_matter_bibs,
+    project_bib_files,
+)
 from citeworth.suggest.dense import Encoder
 from citeworth.suggest.ranker import Ranker, fuse, order
+from citeworth.suggest.works import WorksRanker
 
 CITE_TEXT = {"tex": "~\\cite{{{key}}}", "md": " [@{key}]"}
 _FINAL_PUNCTUATION = ".!?;:"
@@ -41,10 +56,11 @@ Lines = Callable[[str], list[str]]  # a file's path -> its lines (from disk, or 
 
 def suggest(drafts: Sequence[tuple[Draft, str]], found: Sequence[Sentence], k: int,
             corpus: Sequence[Candidate] = (), encoder: Encoder | None = None,
-            bibs: Sequence[Path] = ()) -> list[str]:
+            bibs: Sequence[Path] = (), works: WorksRanker | None = None) -> list[str]:
     """Fill ``suggestions`` and ``cited_ranks`` of ``found``'s sentences; ``drafts``: each draft
     with its syntax (tex, md, txt); ``bibs``: the ``.bib`` files of drafts that name none (not
-    LaTeX). Returns warnings about the bibliographies."""
+    LaTeX); ``works``: a cited-works index's ranker, whose top k works follow each flag's own
+    entries. Returns warnings about the bibliographies."""
     encoder = encoder or Encoder()
     warnings = []
     for draft, syntax in drafts:
@@ -53,6 +69,9 @@ def suggest(drafts: Sequence[tuple[Draft, str]], found: Sequence[Sentence], k: i
         own, problems = draft_bibliography(draft, syntax, list(bibs))
         warnings += problems
         DraftRanker(mine, own, corpus, encoder).fill(mine, k, syntax)
+        if works is not None:
+            target = draft_bib(draft, syntax, list(bibs))
+            WorkSuggester(works, own, target).fill(mine, k, syntax)
     return warnings
 
 
@@ -133,6 +152,124 @@ class DraftRanker:
             insertion = Insertion(line, column, CITE_TEXT[syntax].format(key=candidate.key))
         return Suggested(candidate.key, candidate.title, round(score, 4), BIBLIOGRAPHY if own else CORPUS,
                          insertion)
+
+
+@dataclass
+class DraftBib:
+    """The ``.bib`` file new entries of a draft go to: the first one it names (LaTeX: ``\\bibliography``,
+    else a ``.bib`` beside the main file; Markdown: its front matter, else ``--bib``)."""
+
+    path: Path | None
+    text: str = ""  # as the check read it (an editor's buffer, else the file)
+    problem: str | None = None  # why no entry can be added to it: none named, read-only, unparsable
+    keys: set[str] = field(default_factory=set)  # its entries' keys, lower-cased
+
+
+def draft_bib(draft: Draft, syntax: str, bibs: list[Path],
+              sources: Mapping[str, bytes] | None = None) -> DraftBib:
+    """Where entries added to ``draft`` go, and whether they can (``sources``: as ``draft_bibliography``)."""
+    stdin = draft.name == "-"
+    path, text = None, None
+    if syntax == "tex" and not stdin:
+        main = Path(draft.name)
+        texts = tex_texts(dict(sources) if sources is not None else project_files(main))
+        if names := project_bib_files(texts, main.name):
+            path, text = main.parent / names[0], texts[names[0]]
+    else:
+        named: list[Path] = []
+        if syntax == "md" and not stdin:
+            main = Path(draft.name)
+            markdown = decode(sources[main.name]) if sources and main.name in sources else \
+                main.read_text(encoding="utf-8", errors="replace")
+            named = front_matter_bibs(markdown, main.parent)[0]
+        if named or bibs:
+            path = (named or bibs)[0]
+            relative = _relative(path, Path(draft.name).parent)
+            if sources is not None and relative in sources:
+                text = decode(sources[relative])
+    if path is None:
+        return DraftBib(None, problem="the draft names no .bib file to add the entry to")
+    if text is None:
+        try:
+            text = path.read_text(encoding="utf-8", errors="replace")
+        except OSError as exc:
+            return DraftBib(path, problem=f"{path}: cannot be read ({exc.strerror or exc})")
+    return _checked_bib(path, text)
+
+
+def _checked_bib(path: Path, text: str) -> DraftBib:
+    entries = read_bib(text)
+    return DraftBib(path, text, _problem(path, entries), set(entries))
+
+
+def bib_problem(path: Path, text: str, entry: str | None = None) -> str | None:
+    """Why ``entry`` (a BibTeX entry) cannot be appended to the .bib ``path`` whose text is
+    ``text``: read-only, a block BibTeX cannot parse, or its key already there; None: it can."""
+    entries = read_bib(text)
+    if problem := _problem(path, entries):
+        return problem
+    key = read_bib(entry or "")
+    if any(name in entries for name in key):
+        return f"{path} already has an entry {next(iter(key))!r}: nothing added"
+    return None
+
+
+def _problem(path: Path, entries) -> str | None:
+    if _read_only(path):
+        return f"{path} is read-only: no entry can be added to it"
+    if entries.failed:
+        return (f"{path} has {entries.failed} block(s) BibTeX cannot parse: fix the file before adding an "
+                "entry to it")
+    return None
+
+
+def _read_only(path: Path) -> bool:
+    """No write permission bit set (what root, whom ``os.access`` always lets write, is also told),
+    or no write access."""
+    try:
+        return not path.stat().st_mode & 0o222 or not os.access(path, os.W_OK)
+    except OSError:
+        return True
+
+
+def _relative(path: Path, folder: Path) -> str | None:
+    try:
+        return path.resolve().relative_to(folder.resolve()).as_posix()
+    except ValueError:
+        return None
+
+
+class WorkSuggester:
+    """The works of a cited-works index for a draft's flags, after its own entries: the draft's own
+    entries (found in the index by identifier, else fallback key) are never suggested again, and
+    each work comes with the BibTeX entry that adds it to ``bib`` (a key no entry there has)."""
+
+    def __init__(self, ranker: WorksRanker, own: Sequence[Candidate], bib: DraftBib):
+        self.ranker, self.bib = ranker, bib
+        found = (ranker.index.find(c.ids, c.title, c.authors, c.year) for c in own)
+        self.exclude = {row for row in found if row is not None}
+
+    def fill(self, found: Sequence[Sentence], k: int, syntax: str, lines: Lines | None = None) -> None:
+        """Append the top ``k`` works to the suggestions of each flag of ``found``, each with where
+        its citation goes (``lines``: as ``DraftRanker.fill``)."""
+        flagged = [s for s in found if s.status == FLAGGED]
+        for sentence, ranked in zip(flagged, self.ranker.rank([s.text for s in flagged], k, self.exclude),
+                                    strict=True):
+            place = insertion_point(sentence, lines) if syntax in CITE_TEXT else None
+            sentence.suggestions = [*sentence.suggestions,
+                                    *(self.suggested(r.work, r.score, syntax, place) for r in ranked)]
+
+    def ranked(self, text: str, k: int) -> list[Suggested]:
+        """The top ``k`` works for a sentence ``text`` (completion: no place to insert)."""
+        [ranked] = self.ranker.rank([text], k, self.exclude)
+        return [self.suggested(r.work, r.score, "") for r in ranked]
+
+    def suggested(self, work, score: float, syntax: str, place: tuple[int, int] | None = None) -> Suggested:
+        key = entry_key(work, self.bib.keys)
+        insertion = Insertion(*place, CITE_TEXT[syntax].format(key=key)) if place else None
+        entry = NewEntry(work.identifier, work.year, work.cited_by, bibtex_entry(work, key),
+                         str(self.bib.path) if self.bib.path else None, self.bib.problem)
+        return Suggested(key, work.title, round(score, 4), WORKS, insertion, entry)
 
 
 def insertion_point(sentence: Sentence, lines: Lines | None = None) -> tuple[int, int]:

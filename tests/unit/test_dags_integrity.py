@@ -90,7 +90,8 @@ def test_models_dag_maps_training_over_models_on_the_training_queue(dag_facts):
     assert tasks["report"]["upstream"] == ["train_model"]  # Table 4 does not wait for the studies
     assert tasks["silver"]["upstream"] == ["open_workspace"]
     assert tasks["scaling"]["upstream"] == ["open_workspace"]
-    assert tasks["version"]["upstream"] == ["domains", "report", "scaling", "silver", "transfer"]
+    assert tasks["works"]["upstream"] == ["open_workspace"]  # the cited-works index, beside silver
+    assert tasks["version"]["upstream"] == ["domains", "report", "scaling", "silver", "transfer", "works"]
 
 
 def test_trigger_forms_offer_the_run_settings(dag_facts):

@@ -264,3 +264,122 @@ async def test_settings_a_missing_model_is_one_message_and_no_crash(client, proj
         {"citeworth": {"model": str(model_dir), "threshold": 1}}))
     await until(lambda: uri(main) in client.diagnostics, "diagnostics with a model again")
     assert not flags(client, main)  # threshold 1: nothing flagged
+
+
+# --- the cited-works index (citeworth run works): suggestions not in the draft's .bib yet ---------------
+
+REEFS = r"""\documentclass{article}
+\begin{document}
+Corals bleach during long marine heatwaves.
+
+\bibliography{refs}
+\end{document}
+"""
+REEFS_BIB = "@article{vaswani17,\n  title = {Attention is all you need},\n  author = {Vaswani, A.},\n" \
+            "  year = {2017},\n  doi = {10.5555/attention}\n}\n"
+CORAL_ENTRY = ("@article{hughes2017global,\n  author = {Hughes},\n"
+               "  title = {Global warming and recurrent mass bleaching of corals},\n  journal = {Nature},\n"
+               "  year = {2017},\n  doi = {10.5555/coral},\n  pmid = {1111}\n}\n")
+
+
+@pytest.fixture(scope="module")
+def works_index(project) -> Path:
+    from works_corpus import write_works_corpus
+
+    from citeworth.corpora.works.params import WorksParams
+    from citeworth.corpora.works.stage import works
+    from citeworth.sources import InputSpec
+
+    root = project / "corpus"
+    glob = write_works_corpus(root)
+    works(WorksParams(inputs=[InputSpec("s2orc_json", glob)], data_dir=root / "data" / "citeworth",
+                      out_dir=root / "works", stats_path=root / "works.json"))
+    return root / "works"
+
+
+def _reefs(project: Path, name: str, bib: str) -> Path:
+    (project / name).mkdir()
+    (project / name / "main.tex").write_text(REEFS)
+    (project / name / "refs.bib").write_text(bib)
+    return project / name / "main.tex"
+
+
+def _document_text(change: types.TextDocumentEdit, text: str) -> str:
+    return applied(text, types.WorkspaceEdit(document_changes=[change]))
+
+
+async def test_add_and_cite_appends_the_entry_and_cites_it_in_one_edit(client, project, works_index,
+                                                                      model_dir):  # noqa: F811
+    client.log_messages.clear()
+    client.workspace_did_change_configuration(types.DidChangeConfigurationParams(
+        {"citeworth": {"model": str(model_dir), "threshold": 0, "works": str(works_index)}}))
+    await until(lambda: [m for m in client.log_messages if "cited-works index" in m.message],
+                "the index loaded")
+    main = _reefs(project, "reefs", REEFS_BIB)
+    bib = main.parent / "refs.bib"
+    text = open_document(client, main)
+    await until(lambda: flags(client, main), "the reef draft's flag")
+    actions = await code_actions(client, main, 2)
+    coral = "Global warming and recurrent mass bleaching of corals (2017)"
+    [add] = [a for a in actions if a.title == f"Add and cite: {coral}"]
+    assert [a.title for a in actions][0].startswith("Cite vaswani17")  # the draft's own entries come first
+    assert add.disabled is None and add.diagnostics[0].code == "CW001"
+    entry_change, cite_change = add.edit.document_changes
+    assert entry_change.text_document.uri == uri(bib) and entry_change.text_document.version is None
+    assert _document_text(entry_change, REEFS_BIB) == REEFS_BIB + "\n" + CORAL_ENTRY
+    text = _document_text(cite_change, text)
+    assert text.splitlines()[2] == "Corals bleach during long marine heatwaves~\\cite{hughes2017global}."
+    assert not any(a.title.startswith("Add and cite: Attention") for a in actions)  # in the .bib by DOI
+    bib.write_text(_document_text(entry_change, REEFS_BIB))  # what the editor saves
+    client.workspace_did_change_watched_files(types.DidChangeWatchedFilesParams(
+        [types.FileEvent(uri(bib), types.FileChangeType.Changed)]))
+    change(client, main, text, 2)
+    await until(lambda: uri(main) in client.diagnostics and not flags(client, main), "the flag gone: cited")
+    loaded = [m for m in client.log_messages if "cited-works index" in m.message]
+    assert len(loaded) == 1 and loaded[0].message.endswith("loaded (5 works)")  # once per server
+
+
+async def test_completion_lists_index_works_after_the_drafts_entries_and_adds_the_chosen(
+        client, project, works_index):
+    edits: list[types.WorkspaceEdit] = []
+
+    @client.feature(types.WORKSPACE_APPLY_EDIT)
+    def apply_edit(params: types.ApplyWorkspaceEditParams) -> types.ApplyWorkspaceEditResult:
+        edits.append(params.edit)
+        return types.ApplyWorkspaceEditResult(applied=True)
+
+    main = _reefs(project, "completion", REEFS_BIB)
+    open_document(client, main)
+    await until(lambda: flags(client, main), "the draft's flag")
+    lines = REEFS.split("\n")
+    lines.insert(3, "Mass bleaching of corals follows heatwaves \\cite{")
+    change(client, main, "\n".join(lines), 2)
+    await until(lambda: len(flags(client, main)) == 2, "the new sentence checked")
+    found = await client.text_document_completion_async(types.CompletionParams(
+        types.TextDocumentIdentifier(uri(main)), types.Position(3, len(lines[3]))))
+    items = sorted(found.items, key=lambda item: item.sort_text)
+    assert items[0].label == "vaswani17"  # the draft's own entry first
+    work = next(item for item in items if item.label == "hughes2017global")
+    assert work.detail == "Global warming and recurrent mass bleaching of corals (2017)"
+    assert work.documentation.startswith("doi:10.5555/coral, cited by 3 papers in the corpus")
+    assert work.command.command == "citeworth.addEntry" and work.command.arguments[1] == CORAL_ENTRY
+    command = types.ExecuteCommandParams(work.command.command, work.command.arguments)
+    await client.workspace_execute_command_async(command)
+    await until(lambda: edits, "the entry appended")
+    [appended] = edits[0].document_changes
+    assert _document_text(appended, REEFS_BIB) == REEFS_BIB + "\n" + CORAL_ENTRY
+
+
+async def test_a_read_only_or_unparsable_bib_gets_the_reason_and_no_edit(client, project, works_index):
+    main = _reefs(project, "readonly", REEFS_BIB)
+    bib = main.parent / "refs.bib"
+    bib.chmod(0o444)
+    open_document(client, main)
+    await until(lambda: flags(client, main), "the draft's flag")
+    [add] = [a for a in await code_actions(client, main, 2) if a.title.startswith("Add and cite: Global")]
+    assert add.edit is None and add.disabled.reason == f"{bib} is read-only: no entry can be added to it"
+    main = _reefs(project, "unparsable", REEFS_BIB + "@article{broken,\n  title = {never closes\n")
+    open_document(client, main)
+    await until(lambda: flags(client, main), "the draft's flag")
+    [add] = [a for a in await code_actions(client, main, 2) if a.title.startswith("Add and cite: Global")]
+    assert add.edit is None and "1 block(s) BibTeX cannot parse" in add.disabled.reason

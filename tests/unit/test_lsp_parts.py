@@ -51,22 +51,25 @@ def splitter():
 
 def test_settings_become_check_options_and_bad_values_keep_the_old_ones(tmp_path):
     raw = {"citeworth": {"model": "models/sentence", "threshold": 0.7, "topK": 5, "bib": "refs.bib",
-                         "debounceMs": 100}}
+                         "works": "data/works", "debounceMs": 100}}
     settings, problems = read_settings(raw, tmp_path, Settings())
     assert problems == [] and settings.debounce_ms == 100
     assert settings.options == CheckOptions(tmp_path / "models" / "sentence", 0.7, suggest=True, top_k=5,
-                                            bibs=(tmp_path / "refs.bib",))
+                                            bibs=(tmp_path / "refs.bib",), works=tmp_path / "data" / "works")
     again, problems = read_settings({"threshold": 2, "topK": 1.5, "bib": [3], "debounceMs": -1, "model": 7,
-                                     "colour": "red"}, tmp_path, settings)
+                                     "works": 1, "colour": "red"}, tmp_path, settings)
     assert again == settings
     assert problems == ["citeworth.threshold must be between 0 and 1 (got 2)",
                         "citeworth.topK must be an integer (got 1.5)",
                         "citeworth.bib must be a file name or a list of them (got [3])",
                         "citeworth.debounceMs must be 0 or more milliseconds (got -1)",
                         "citeworth.model must be a folder name (got 7)",
-                        "unknown setting citeworth.colour (known: model, threshold, topK, bib, debounceMs)"]
+                        "citeworth.works must be a folder name (got 1)",
+                        "unknown setting citeworth.colour (known: model, threshold, topK, bib, works, "
+                        "debounceMs)"]
     assert read_settings(None, tmp_path, settings) == (settings, [])
     assert read_settings({"model": None}, tmp_path, settings)[0].options.model is None  # back to the best
+    assert read_settings({"works": None}, tmp_path, settings)[0].options.works is None  # no index
 
 
 def test_a_chapter_belongs_to_the_main_file_that_includes_it(tmp_path):

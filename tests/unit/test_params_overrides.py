@@ -18,7 +18,7 @@ from citeworth.stages import stage_params
 ROOT = Path(__file__).resolve().parents[2]
 SHIPPED = ROOT / "params.yaml"
 # The sections whose inputs are `*demo_inputs`, aliases of curate's `inputs: &demo_inputs`.
-ALIASES_OF_CURATE_INPUTS = ("curate_baseline", "related_work", "silver", "validate", "export")
+ALIASES_OF_CURATE_INPUTS = ("curate_baseline", "related_work", "silver", "validate", "export", "works")
 ONE_JATS_FOLDER = [{"reader": "jats", "glob": "raw/*.nxml", "release": "t"}]
 
 

@@ -120,7 +120,8 @@ def test_a_code_change_reruns_the_stages_that_import_it_and_only_those():
         return {stage for stage, entry in DVC_STAGES.items() if module in imported_modules(entry)}
 
     assert importing("citeworth.models.fitting") == {"train", "domains", "scaling"}
-    assert importing("citeworth.sources.jats") == {"curate", "related_work", "export", "validate", "silver"}
+    assert importing("citeworth.sources.jats") == {"curate", "related_work", "export", "validate", "silver",
+                                                   "works"}
     assert importing("citeworth.report.stage") == {"report"}
     assert importing("citeworth.curate.assemble") == {"assemble"}
 
@@ -138,7 +139,7 @@ TASK_STAGES = {
                           "related_work": "related_work", "export": "export"},
     "citeworth_models": {"plan_models": "train", "train_model": "train", "plan_cells": "domains",
                          "domain_cell": "domains", "domains": "domains", "transfer": "transfer",
-                         "report": "report", "silver": "silver", "scaling": "scaling"},
+                         "report": "report", "silver": "silver", "scaling": "scaling", "works": "works"},
 }
 
 

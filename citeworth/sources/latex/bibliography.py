@@ -116,7 +116,7 @@ def normalised_title(title: str) -> str:
 def load_bibliography(texts: dict[str, str], main: str, parse_text: str, inline: str | None) -> Bibliography:
     """The bibliography sources of a project (see the module docstring); empty when it has none."""
     bib = BibEntries()
-    for name in _bib_files(texts, main, parse_text):
+    for name in bib_files(texts, main, parse_text):
         bib.merge(read_bib(texts[name]))
     bibliography = Bibliography()
     bbl = _main_bbl(texts, main)
@@ -146,7 +146,7 @@ def _main_bbl(texts: dict[str, str], main: str) -> str | None:
     return bbls[0] if len(bbls) == 1 else None
 
 
-def _bib_files(texts: dict[str, str], main: str, parse_text: str) -> list[str]:
+def bib_files(texts: dict[str, str], main: str, parse_text: str) -> list[str]:
     """The ``.bib`` files ``\\bibliography``/``\\addbibresource`` name; all of them when none is named."""
     named = []
     folder = posixpath.dirname(main)
