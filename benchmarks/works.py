@@ -53,12 +53,12 @@ from pathlib import Path
 import numpy as np
 
 from citeworth.core.io import write_json
-from citeworth.corpora.works.build import WorkFile
-from citeworth.corpora.works.stage import works
 from citeworth.sources import BadRecord, input_shards, read_shard
 from citeworth.stages import stage_params
 from citeworth.suggest import works as works_index
 from citeworth.suggest.bm25 import BM25
+from citeworth.suggest.cited_works.build import WorkFile
+from citeworth.suggest.cited_works.stage import works
 from citeworth.suggest.works import WorksIndex, WorksRanker, fused
 
 ROOT = Path(__file__).resolve().parents[1]

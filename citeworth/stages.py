@@ -39,7 +39,7 @@ STAGES: dict[str, str] = {
     "validate": "citeworth.quality.gate:validate",
     "related_work": "citeworth.corpora.related_work.stage:related_work",
     "silver": "citeworth.corpora.silver.stage:silver",
-    "works": "citeworth.corpora.works.stage:works",
+    "works": "citeworth.suggest.cited_works.stage:works",
     "train": "citeworth.models.train:train",
     "domains": "citeworth.studies.domains.stage:domains",
     "scaling": "citeworth.studies.scaling.stage:scaling",

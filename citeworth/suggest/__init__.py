@@ -6,6 +6,8 @@ references, with the text the rankers read), ``bm25``, ``dense`` (the embedded M
 (surnames written in the sentence), ``ranker`` (the signals and their fusion), ``corpus`` (the
 pipeline's paper index as candidates, with the sentences that cite each paper), ``contexts`` (the
 sentences of a paragraph that cite), ``works`` (the cited-works index on disk and its ranker),
+``cited_works`` (the works stage that builds that index from the curated papers: here, not in
+``corpora/``, because it writes the index's format and ``corpus`` reads ``corpora``' paper index),
 ``bibtex`` (an entry made from a work's metadata) and ``draft`` (the check command's ``--suggest``).
 Offline, on CPU.
 """

@@ -1,7 +1,7 @@
 """The cited-works index on disk: every work the curated papers cite, what it is, how many of those
 papers cite it, the sentences that do, and the rankings that find it for a sentence.
 
-The works stage (``citeworth/corpora/works/``) writes it with ``IndexWriter``; ``citeworth check
+The works stage (``citeworth/suggest/cited_works/``) writes it with ``IndexWriter``; ``citeworth check
 --suggest --works DIR`` and ``citeworth lsp`` read it with ``WorksIndex`` (opened once per
 process) and rank it with ``WorksRanker``. A folder:
 
@@ -76,7 +76,7 @@ class IndexWriter:
         self.encoder: str | None = None
 
     def add(self, work) -> None:
-        """One work (a ``corpora.works.build.Work``) as the next row."""
+        """One work (a ``suggest.cited_works.build.Work``) as the next row."""
         row = len(self.documents)
         self.db.execute("INSERT INTO works VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                         (row, work.identifier, work.title, json.dumps(list(work.authors), ensure_ascii=False),

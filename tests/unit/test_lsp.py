@@ -252,8 +252,8 @@ async def test_settings_a_missing_model_is_one_message_and_no_crash(client, proj
         {"citeworth": {"model": "models/none", "topK": 0, "colour": "red"}}))
     await until(lambda: len(client.messages) == 3, "three messages")
     texts = sorted(message.message for message in client.messages)
-    assert texts[0].startswith("citeworth: citeworth.topK must be 1 or more (got 0)")
-    assert texts[1].startswith(f"citeworth: no trained model at {project / 'models' / 'none'}")
+    assert texts[0].startswith("citeworth: --model models/none: no such folder")  # the name, as check says it
+    assert texts[1].startswith("citeworth: citeworth.topK must be 1 or more (got 0)")
     assert texts[2].startswith("citeworth: unknown setting citeworth.colour")
     assert [m.type for m in client.messages].count(types.MessageType.Error) == 1
     change(client, main, MAIN, 9)
@@ -286,9 +286,9 @@ CORAL_ENTRY = ("@article{hughes2017global,\n  author = {Hughes},\n"
 def works_index(project) -> Path:
     from works_corpus import write_works_corpus
 
-    from citeworth.corpora.works.params import WorksParams
-    from citeworth.corpora.works.stage import works
     from citeworth.sources import InputSpec
+    from citeworth.suggest.cited_works.params import WorksParams
+    from citeworth.suggest.cited_works.stage import works
 
     root = project / "corpus"
     glob = write_works_corpus(root)

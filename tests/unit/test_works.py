@@ -19,10 +19,10 @@ from test_check_command import model_dir, run  # noqa: F401 (model_dir: a fixtur
 from works_corpus import A_SENTENCES, ATTENTION, CORAL, HEAT, WHEAT, write_works_corpus
 
 from citeworth.core.paper import CitationSpan
-from citeworth.corpora.works.params import WorksParams
-from citeworth.corpora.works.stage import works
 from citeworth.sources import InputSpec
 from citeworth.suggest.bibtex import BibWork, bibtex_entry, entry_key, same_work_key
+from citeworth.suggest.cited_works.params import WorksParams
+from citeworth.suggest.cited_works.stage import works
 from citeworth.suggest.contexts import citing_sentences
 from citeworth.suggest.draft import bib_problem
 from citeworth.suggest.ranker import RRF_K

@@ -30,10 +30,10 @@ from citeworth.core.errors import StageFailed
 from citeworth.core.io import write_json
 from citeworth.core.params import to_dict
 from citeworth.core.threads import torch_threads
-from citeworth.corpora.works.build import WorkFile
-from citeworth.corpora.works.params import WorksParams
 from citeworth.models.base import atomic_dir
 from citeworth.sources import BadRecord, input_shards, read_shard
+from citeworth.suggest.cited_works.build import WorkFile
+from citeworth.suggest.cited_works.params import WorksParams
 from citeworth.suggest.works import IndexWriter
 
 log = logging.getLogger(__name__)

@@ -9,8 +9,8 @@ from pydantic import Field
 
 from citeworth.core.params import Params
 from citeworth.core.schema import SPLITS
-from citeworth.corpora.works.build import CONTEXT_SOURCES, FULL_TEXT
 from citeworth.sources import InputSpec
+from citeworth.suggest.cited_works.build import CONTEXT_SOURCES, FULL_TEXT
 
 
 class Bm25Params(Params):
