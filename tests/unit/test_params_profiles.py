@@ -59,6 +59,9 @@ def test_the_study_trains_every_encoder_model_on_one_budget_and_its_largest_solo
     inputs = stage_params("curate", path=path).inputs
     assert {spec.collection for spec in inputs} >= {"elife", "europepmc", "plos", "unarxive"}
     assert stage_params("download", path=path).source == "study"
+    # no budget left over from the demo's params: every encoder model and Table 5's see a whole epoch
+    domains = stage_params("domains", path=path).model
+    assert all(s.optim.max_steps is None for s in [*encoders, domains])
 
 
 def test_the_paper_profile_has_the_papers_settings():
