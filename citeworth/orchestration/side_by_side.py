@@ -20,12 +20,14 @@ shown and the exit status is 1.
 
 What each stage cost is written beside its log, ``logs/<stage>.cost.json``: wall seconds, CPU
 seconds (user + system, the stage's whole process tree) and peak resident memory (the largest
-process of the tree), read from the kernel when the stage's process ends (``wait4``).
+process of the tree), read from the kernel by the small process each stage runs under
+(``citeworth.orchestration.measured``).
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import subprocess
 import sys
@@ -42,7 +44,6 @@ from citeworth.orchestration.versioning import record_outputs
 
 LOG_DIR = Path("logs")
 LOG_TAIL_LINES = 30
-RSS_UNITS_PER_MB = 1024 * 1024 if sys.platform == "darwin" else 1024  # ru_maxrss: bytes (macOS), KiB
 
 
 @dataclass(frozen=True)
@@ -130,21 +131,24 @@ class SideBySide:
             return Outcome(stage)
         start = time.perf_counter()
         _say(f"{stage.name}: started ({stage.cmd}), log {self.log_path(stage).relative_to(self.root)}")
+        cost_path = self.log_dir / f"{stage.name}.cost.json"
+        cost_path.unlink(missing_ok=True)
         with open(self.log_path(stage), "wb") as log:
             with self.lock:
-                process = subprocess.Popen(stage.cmd, shell=True, cwd=self.root, env=self._env(stage),
-                                           stdout=log, stderr=subprocess.STDOUT)
+                process = subprocess.Popen(
+                    [sys.executable, "-m", "citeworth.orchestration.measured", str(cost_path), stage.cmd],
+                    cwd=self.root, env=self._env(stage), stdout=log, stderr=subprocess.STDOUT)
                 self.running.add(process)
-            returncode, usage = _wait(process)
+            returncode = process.wait()
             with self.lock:
                 self.running.discard(process)
         wall = time.perf_counter() - start
         if returncode != 0:
             self.failed.set()
-        write_json(self.log_dir / f"{stage.name}.cost.json", {
-            "stage": stage.name, "returncode": returncode, "wall_s": round(wall, 1),
-            "cpu_s": round(usage.ru_utime + usage.ru_stime, 1),
-            "peak_rss_mb": round(usage.ru_maxrss / RSS_UNITS_PER_MB, 1)})
+        measured = (json.loads(cost_path.read_text()) if cost_path.exists()
+                    else {"cpu_s": None, "peak_rss_mb": None})  # the launcher was killed
+        write_json(cost_path, {"stage": stage.name, "returncode": returncode, "wall_s": round(wall, 1),
+                               **measured})
         _say(f"{stage.name}: {'done' if returncode == 0 else f'FAILED (exit {returncode})'} "
              f"in {_duration(wall)}")
         return Outcome(stage, returncode)
@@ -152,14 +156,6 @@ class SideBySide:
     def _env(self, stage: Stage) -> dict[str, str]:
         """The environment ``dvc repro`` gives a stage's command (dvc.stage.run.prepare_kwargs)."""
         return {**os.environ, "DVC_ROOT": str(self.root), "DVC_STAGE": stage.name}
-
-
-def _wait(process: subprocess.Popen) -> tuple[int, os.struct_rusage]:
-    """The process's exit status and the resources of its whole tree (children it waited for included:
-    CPU times add up, ru_maxrss is the largest process's, in KiB)."""
-    _, status, usage = os.wait4(process.pid, 0)
-    process.returncode = os.waitstatus_to_exitcode(status)
-    return process.returncode, usage
 
 
 def run_stages(root: Path, targets: Sequence[str], jobs: int) -> list[Outcome]:

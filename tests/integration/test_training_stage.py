@@ -87,7 +87,9 @@ def project(tmp_path_factory):
                         "threads": 1, "data_dir": "data/citeworth", "models_dir": "models",
                         "metrics_dir": "metrics/models", "plots_dir": "plots/models"},
               "report": {"metrics_dir": "metrics/models", "metrics_path": "metrics/models.json",
-                         "table_path": "reports/table4.md"}}
+                         "table_path": "reports/table4.md",
+                         "findings": {"plots_dir": "plots/models", "path": "metrics/findings.json",
+                                      "table_path": "reports/findings.md"}}}
     (root / "params.yaml").write_text(yaml.safe_dump(params, sort_keys=False))
     return root
 
@@ -183,6 +185,9 @@ def test_report_aggregates_every_model_into_table4(trained):
     # The studies' tables are linked by path: the report neither waits for them nor changes when
     # they appear (so its bytes do not depend on which stage ran first).
     assert "[reports/table5.md](table5.md), [reports/table6.md](table6.md)" in table
+    findings = json.loads((trained / "metrics/findings.json").read_text())
+    assert {f["verdict"] for f in findings["findings"]} <= {"shown", "not shown", "reversed"}
+    assert (trained / "reports/findings.md").is_file()
     (trained / "reports/table5.md").write_text("# Table 5: cross-domain F1\n")
     with pytest.MonkeyPatch.context() as mp:
         mp.chdir(trained)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -54,7 +55,8 @@ def test_settings_become_check_options_and_bad_values_keep_the_old_ones(tmp_path
                          "works": "data/works", "debounceMs": 100}}
     settings, problems = read_settings(raw, tmp_path, Settings())
     assert problems == [] and settings.debounce_ms == 100
-    assert settings.options == CheckOptions(tmp_path / "models" / "sentence", 0.7, suggest=True, top_k=5,
+    # The model stays as written (a folder or a name like study/context), resolved when loaded.
+    assert settings.options == CheckOptions(Path("models/sentence"), 0.7, suggest=True, top_k=5,
                                             bibs=(tmp_path / "refs.bib",), works=tmp_path / "data" / "works")
     again, problems = read_settings({"threshold": 2, "topK": 1.5, "bib": [3], "debounceMs": -1, "model": 7,
                                      "works": 1, "colour": "red"}, tmp_path, settings)
