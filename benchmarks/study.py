@@ -9,11 +9,12 @@ first), runs ``make study`` there with ``CITEWORTH_MIRROR`` as set (the setup in
 clone's venv, pip's download cache as this machine has it) and times it. Collecting reads the build's
 workspace (``citeworth profile path study``): each stage's cost from ``logs/<stage>.cost.json``
 (side_by_side's records: the stage's whole process tree, read by its launcher), the curated
-shards' stats, Table 2, the gate, Table 4 with the per-collection scores, the findings, the scaling curves and Table 5. It
-curates the demo corpus once more in a scratch folder (a fresh shard store: nothing reused) for the
-throughput beside it, measured in the same run. Writes ``benchmarks/results/study.json`` and copies
-the study's figures to ``docs/assets/study/`` for the results page of the docs
-(``python -m citeworth.docs_reference --write`` then regenerates docs/study-results.md).
+shards' stats, Table 2, the gate, Table 4 with the per-collection scores, the findings, the
+scaling curves and Table 5. It curates the demo corpus once more in a scratch folder (a fresh shard
+store: nothing reused) for the throughput beside it, measured in the same run. Writes
+``benchmarks/results/study.json`` and copies the study's figures to ``docs/assets/study/`` for the
+results page of the docs (``python -m citeworth.docs_reference --write`` then regenerates
+docs/study-results.md).
 """
 
 from __future__ import annotations
