@@ -11,6 +11,7 @@ the children this process waited for; its own few megabytes never count.
 from __future__ import annotations
 
 import json
+import os
 import resource
 import signal
 import subprocess
@@ -21,8 +22,11 @@ RSS_UNITS_PER_MB = 1024 * 1024 if sys.platform == "darwin" else 1024  # ru_maxrs
 
 def main(argv: list[str]) -> int:
     cost_path, command = argv
-    process = subprocess.Popen(command, shell=True)
-    signal.signal(signal.SIGTERM, lambda *_: process.terminate())  # the runner stops a stage by SIGTERM
+    # A group of its own, so that stopping the stage (the runner's SIGTERM, a Ctrl-C) reaches the
+    # command the shell started, not only the shell.
+    process = subprocess.Popen(command, shell=True, start_new_session=True)
+    for stop in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(stop, lambda signum, _: os.killpg(process.pid, signum))
     returncode = process.wait()
     usage = resource.getrusage(resource.RUSAGE_CHILDREN)
     with open(cost_path, "w") as out:

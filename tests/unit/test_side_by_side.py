@@ -4,7 +4,10 @@ that ``dvc repro`` finds them current. Real git and DVC on a project the test wr
 from __future__ import annotations
 
 import json
+import signal
 import subprocess
+import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -133,3 +136,16 @@ def test_each_stage_records_its_wall_cpu_and_peak_memory_beside_its_log(project)
     assert cost["stage"] == "c" and cost["returncode"] == 0
     assert 0 <= cost["wall_s"] < 60 and 0 <= cost["cpu_s"] < 60
     assert 0.5 < cost["peak_rss_mb"] < 1000  # a shell and cat: a few MB, not KiB or bytes read as MB
+
+
+def test_a_stopped_stage_stops_the_command_its_shell_started_and_records_the_stop(tmp_path):
+    cost = tmp_path / "cost.json"
+    launcher = subprocess.Popen([sys.executable, "-m", "citeworth.orchestration.measured", str(cost),
+                                 f"sleep 37.25; echo not stopped > {tmp_path / 'after'}"])
+    time.sleep(1.5)  # python started, the shell and its sleep too
+    launcher.terminate()
+    assert launcher.wait(timeout=10) == 128 + signal.SIGTERM
+    assert json.loads(cost.read_text())["cpu_s"] >= 0
+    time.sleep(0.5)
+    assert not (tmp_path / "after").exists()
+    assert subprocess.run(["pgrep", "-f", "^sleep 37.25$"], capture_output=True).returncode == 1  # no orphan
