@@ -3,6 +3,7 @@ and peak memory, curation throughput beside the demo's, the projection to S2ORC,
 
     python benchmarks/study.py --run      # clone HEAD beside this checkout, `make study` there, collect
     python benchmarks/study.py            # collect from this checkout's study build (make study ran here)
+    python benchmarks/study.py --resume   # the clone's build stopped: pull HEAD there, run make study again
 
 ``--run`` clones this checkout's HEAD into ``--clone`` (default ``../citeworth-study-bench``, removed
 first), runs ``make study`` there with ``CITEWORTH_MIRROR`` as set (the setup included: a fresh
@@ -44,12 +45,20 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--run", action="store_true", help="clone HEAD and run `make study` there first")
     parser.add_argument("--clone", type=Path, default=ROOT.parent / "citeworth-study-bench",
                         help="where --run clones to (default: %(default)s; removed first)")
+    parser.add_argument("--resume", action="store_true",
+                        help="pull HEAD into the existing --clone and run `make study` there again (its "
+                             "finished stages reused): recorded as a resumed run, with the stages that "
+                             "had failed before")
     parser.add_argument("--out", type=Path, default=RESULTS, help="default: %(default)s")
     args = parser.parse_args(argv)
     project, timing = ROOT, None
     if args.run:
         project, timing = args.clone.resolve(), run_make_study(args.clone.resolve())
+    elif args.resume:
+        project, timing = args.clone.resolve(), resume_make_study(args.clone.resolve())
     results = collect(project, timing)
+    if args.resume:
+        results["command"] = f"{COMMAND}, stopped; then python benchmarks/study.py --resume"
     args.out.write_text(json.dumps(results, indent=2, sort_keys=True, ensure_ascii=False) + "\n")
     print(json.dumps({k: results[k] for k in ("make_study", "curation")}, indent=2))
     return 0
@@ -59,6 +68,20 @@ def run_make_study(clone: Path) -> dict:
     """``make study`` in a fresh clone of HEAD: wall and CPU seconds (of every process it started)."""
     shutil.rmtree(clone, ignore_errors=True)
     subprocess.run(["git", "clone", "--quiet", str(ROOT), str(clone)], check=True)
+    return _timed_make_study(clone)
+
+
+def resume_make_study(clone: Path) -> dict:
+    """``make study`` again in ``clone`` at this checkout's HEAD, after a run that stopped: the costs
+    of the stages that had failed are kept beside the timing (the rerun overwrites their logs)."""
+    logs = _workspace(clone) / "logs"
+    failed = {stage: cost for stage, cost in _stage_costs(logs).items() if cost["returncode"] != 0}
+    subprocess.run(["git", "pull", "--quiet", "--ff-only", str(ROOT), "HEAD"], cwd=clone, check=True)
+    return {**_timed_make_study(clone), "fresh_clone": False, "within_limit": None,
+            "failed_before": failed, "commit": _git(clone, "rev-parse", "HEAD")}
+
+
+def _timed_make_study(clone: Path) -> dict:
     load_before = os.getloadavg()
     start, before = time.perf_counter(), os.times()
     done = subprocess.run(["make", "study"], cwd=clone)
@@ -72,9 +95,13 @@ def run_make_study(clone: Path) -> dict:
             "limit_s": LIMIT_S, "fresh_clone": True}
 
 
+def _workspace(project: Path) -> Path:
+    return Path(subprocess.run([sys.executable, "-m", "citeworth.cli", "profile", "path", "study"],
+                               cwd=project, check=True, capture_output=True, text=True).stdout.strip())
+
+
 def collect(project: Path, timing: dict | None) -> dict:
-    workspace = Path(subprocess.run([sys.executable, "-m", "citeworth.cli", "profile", "path", "study"],
-                                    cwd=project, check=True, capture_output=True, text=True).stdout.strip())
+    workspace = _workspace(project)
     stages = _stage_costs(workspace / "logs")
     curation = _curation(workspace, stages)
     results = {
