@@ -3,7 +3,7 @@ and peak memory, curation throughput beside the demo's, the projection to S2ORC,
 
     python benchmarks/study.py --run      # clone HEAD beside this checkout, `make study` there, collect
     python benchmarks/study.py            # collect from this checkout's study build (make study ran here)
-    python benchmarks/study.py --resume   # the clone's build stopped: pull HEAD there, run make study again
+    python benchmarks/study.py --resume   # the clone's build stopped: HEAD there, make study again
 
 ``--run`` clones this checkout's HEAD into ``--clone`` (default ``../citeworth-study-bench``, removed
 first), runs ``make study`` there with ``CITEWORTH_MIRROR`` as set (the setup included: a fresh
@@ -76,7 +76,8 @@ def resume_make_study(clone: Path) -> dict:
     of the stages that had failed are kept beside the timing (the rerun overwrites their logs)."""
     logs = _workspace(clone) / "logs"
     failed = {stage: cost for stage, cost in _stage_costs(logs).items() if cost["returncode"] != 0}
-    subprocess.run(["git", "pull", "--quiet", "--ff-only", str(ROOT), "HEAD"], cwd=clone, check=True)
+    subprocess.run(["git", "fetch", "--quiet", str(ROOT), "HEAD"], cwd=clone, check=True)
+    subprocess.run(["git", "reset", "--quiet", "--hard", "FETCH_HEAD"], cwd=clone, check=True)  # the benchmark's own clone
     return {**_timed_make_study(clone), "fresh_clone": False, "within_limit": None,
             "failed_before": failed, "commit": _git(clone, "rev-parse", "HEAD")}
 
