@@ -77,7 +77,8 @@ def resume_make_study(clone: Path) -> dict:
     logs = _workspace(clone) / "logs"
     failed = {stage: cost for stage, cost in _stage_costs(logs).items() if cost["returncode"] != 0}
     subprocess.run(["git", "fetch", "--quiet", str(ROOT), "HEAD"], cwd=clone, check=True)
-    subprocess.run(["git", "reset", "--quiet", "--hard", "FETCH_HEAD"], cwd=clone, check=True)  # the benchmark's own clone
+    # the benchmark's own clone: an amended commit would not fast-forward
+    subprocess.run(["git", "reset", "--quiet", "--hard", "FETCH_HEAD"], cwd=clone, check=True)
     return {**_timed_make_study(clone), "fresh_clone": False, "within_limit": None,
             "failed_before": failed, "commit": _git(clone, "rev-parse", "HEAD")}
 
