@@ -57,8 +57,6 @@ def main(argv: list[str] | None = None) -> int:
     elif args.resume:
         project, timing = args.clone.resolve(), resume_make_study(args.clone.resolve())
     results = collect(project, timing)
-    if args.resume:
-        results["command"] = f"{COMMAND}, stopped; then python benchmarks/study.py --resume"
     args.out.write_text(json.dumps(results, indent=2, sort_keys=True, ensure_ascii=False) + "\n")
     print(json.dumps({k: results[k] for k in ("make_study", "curation")}, indent=2))
     return 0

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from citeworth import cli, docs_reference
+from citeworth import cli, docs_reference, docs_study
 from citeworth.core.params import describe
 from citeworth.stages import STAGES, params_class, stage_function
 
@@ -106,3 +106,16 @@ def test_the_readme_is_short_and_opens_with_the_two_commands():
         "make demo   # set up, then run the main job on the embedded default (demo corpus, small encoder)",
         "make test   # set up, then run the linters and the whole test suite"]
     assert "make test" in (ROOT / ".ci" / "run").read_text(encoding="utf-8")  # CI builds the docs
+
+
+def test_the_study_page_says_when_make_study_was_resumed_not_run_from_a_fresh_clone():
+    curation = {"papers_read": 10, "shards": 1, "papers_kept": 5, "sentences": 50, "cpu_s": 1.0,
+                "papers_per_cpu_s": 10.0, "ratio_to_demo": 1.0, "no_fields_of_study_share": 0.0}
+    fresh = {"fresh_clone": True, "wall_s": 4800, "cpu_s": 9000, "returncode": 0,
+             "load_average_before": [0.1], "load_average_after": [1.9]}
+    assert "from a fresh clone: **80.0 minutes**" in docs_study._cost({"make_study": fresh, "curation": curation})
+    resumed = {"fresh_clone": False, "wall_s": 900, "cpu_s": 1000, "returncode": 0, "commit": "a" * 40,
+               "failed_before": {"silver": {"returncode": 143, "wall_s": 1412}}}
+    page = docs_study._cost({"make_study": resumed, "curation": curation})
+    assert "**Not a fresh-clone time.**" in page and "silver (exit 143 after 23.5 minutes)" in page
+    assert "from a fresh clone:" not in page
