@@ -42,7 +42,7 @@ VARIANTS: dict[str, tuple[str, dict[str, Any]]] = {
 
 
 def measure(overrides: dict[str, Any], out_dir: Path) -> dict:
-    params = stage_params("curate", {**overrides, "out_dir": str(out_dir), "workers": 1})
+    params = stage_params("curate", {**overrides, "out_dir": str(out_dir)})  # $CITEWORTH_WORKERS at once
     funnel = curate(params)["curation"]
     papers, paragraphs = defaultdict(set), Counter()
     for path in sorted((out_dir / "paragraphs").glob("*.jsonl")):
