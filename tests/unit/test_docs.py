@@ -113,7 +113,8 @@ def test_the_study_page_says_when_make_study_was_resumed_not_run_from_a_fresh_cl
                 "papers_per_cpu_s": 10.0, "ratio_to_demo": 1.0, "no_fields_of_study_share": 0.0}
     fresh = {"fresh_clone": True, "wall_s": 4800, "cpu_s": 9000, "returncode": 0,
              "load_average_before": [0.1], "load_average_after": [1.9]}
-    assert "from a fresh clone: **80.0 minutes**" in docs_study._cost({"make_study": fresh, "curation": curation})
+    page = docs_study._cost({"make_study": fresh, "curation": curation})
+    assert "from a fresh clone: **80.0 minutes**" in page
     resumed = {"fresh_clone": False, "wall_s": 900, "cpu_s": 1000, "returncode": 0, "commit": "a" * 40,
                "failed_before": {"silver": {"returncode": 143, "wall_s": 1412}}}
     page = docs_study._cost({"make_study": resumed, "curation": curation})
