@@ -106,7 +106,8 @@ def collect(project: Path, timing: dict | None) -> dict:
     curation = _curation(workspace, stages)
     results = {
         "command": COMMAND, "date": datetime.now(UTC).strftime("%Y-%m-%d"), "machine": _machine(),
-        "commit": _git(project, "rev-parse", "HEAD"), "workspace": str(workspace),
+        "commit": _git(project, "rev-parse", "HEAD"),
+        "workspace": str(workspace.relative_to(project)),  # no path of this machine
         "make_study": timing, "stages": stages,
         "stage_totals": {"wall_s": round(sum(s["wall_s"] for s in stages.values()), 1),
                          "cpu_s": round(sum(s["cpu_s"] for s in stages.values()), 1),

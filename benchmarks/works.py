@@ -104,8 +104,9 @@ def main(argv: list[str] | None = None) -> int:
             projection = project(folder / "all" / "index", queries, whole, speed["whole_study_index"])
         index.close()
     results = {
-        "command": " ".join([Path(sys.executable).name, *sys.argv]),
-        "cwd": str(Path.cwd()), "params": str(args.params),
+        # no path of this machine: the script as the repository names it, the folder by its name
+        "command": " ".join(["python", "benchmarks/works.py", *sys.argv[1:]]),
+        "cwd": Path.cwd().name, "params": str(args.params),
         "date": started.isoformat(timespec="seconds"),
         "machine": {"cpus": os.cpu_count(), "cpu": _cpu_name(), "python": platform.python_version(),
                     "load_average_1m_at_end": round(os.getloadavg()[0], 2),

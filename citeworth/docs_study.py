@@ -89,11 +89,13 @@ def _cost(study: dict) -> str:
             f"load average {run['load_average_before'][0]} before, {run['load_average_after'][0]} after.\n"
         )
     elif run:
-        failed = ", ".join(f"{stage} (exit {cost['returncode']} after {cost['wall_s'] / 60:.1f} minutes)"
-                           for stage, cost in sorted(run.get("failed_before", {}).items()))
+        failed = ", ".join(
+            f"{stage} failed (exit {cost['returncode']} after {cost['wall_s'] / 60:.1f} minutes)"
+            for stage, cost in sorted(run.get("failed_before", {}).items()))
         lines.append(
-            f"**Not a fresh-clone time.** The fresh clone's `make study` stopped ({failed or 'no stage'} "
-            f"failed before); `python benchmarks/study.py --resume` ran it again at commit "
+            "**Not a fresh-clone time.** The fresh clone's `make study` stopped: "
+            f"{failed or 'no stage failed'}; "
+            f"`python benchmarks/study.py --resume` ran it again at commit "
             f"`{run['commit'][:12]}`, every finished stage reused: {run['wall_s'] / 60:.1f} minutes wall "
             f"({run['cpu_s'] / 60:.1f} CPU minutes), exit status {run['returncode']}. Each stage's own "
             "cost is in the last table.\n"

@@ -118,5 +118,5 @@ def test_the_study_page_says_when_make_study_was_resumed_not_run_from_a_fresh_cl
     resumed = {"fresh_clone": False, "wall_s": 900, "cpu_s": 1000, "returncode": 0, "commit": "a" * 40,
                "failed_before": {"silver": {"returncode": 143, "wall_s": 1412}}}
     page = docs_study._cost({"make_study": resumed, "curation": curation})
-    assert "**Not a fresh-clone time.**" in page and "silver (exit 143 after 23.5 minutes)" in page
+    assert "**Not a fresh-clone time.**" in page and "silver failed (exit 143 after 23.5 minutes)" in page
     assert "from a fresh clone:" not in page
