@@ -120,3 +120,19 @@ def test_the_study_page_says_when_make_study_was_resumed_not_run_from_a_fresh_cl
     page = docs_study._cost({"make_study": resumed, "curation": curation})
     assert "**Not a fresh-clone time.**" in page and "silver failed (exit 143 after 23.5 minutes)" in page
     assert "from a fresh clone:" not in page
+
+
+def test_the_study_page_sets_gpu_rows_beside_the_cpu_ones_and_marks_a_stopped_model(tmp_path):
+    study = {"table4": {"context": {"f1": 0.6445}, "solo": {"f1": 0.66}}}
+    assert docs_study._gpu(study, tmp_path) == ""  # no GPU run: no section
+    done = {"status": "done", "label": "MiniLM-Ctx", "precision": 0.65, "recall": 0.78, "f1": 0.7115,
+            "f1_ci": [0.7007, 0.7223], "roc_auc": 0.874, "pr_auc": 0.777, "train_seconds": 270}
+    gpu = {"command": "python benchmarks/study_gpu.py --seeds 1", "date": "2026-11-27", "commit": "b" * 40,
+           "device": "NVIDIA H200", "machine": {"torch": "2.11"}, "note": "One seed.",
+           "models": {"context": done, "solo": {"status": "stopped at the time limit"}}}
+    (tmp_path / docs_study.GPU_RESULTS).parent.mkdir(parents=True)
+    (tmp_path / docs_study.GPU_RESULTS).write_text(json.dumps(gpu), encoding="utf-8")
+    page = docs_study._gpu(study, tmp_path)
+    assert ("| MiniLM-Ctx (`context`) | done | 65.00 | 78.00 | **71.15** | 70.1–72.2 | 87.4 | 77.7 | 4.5 min "
+            "| 64.45 |") in page
+    assert "| `solo` | stopped at the time limit | – | – | – | – | – | – | – | 66.00 |" in page
