@@ -42,7 +42,7 @@ demo: setup
 	PATH="$(CURDIR)/$(BIN):$$PATH" ./scripts/demo.sh
 
 # The study at scale (params/study.yaml): every real paper of the mirror, in a workspace of its own,
-# results on branch runs/study; budgeted for 90 minutes on 2 cores (benchmarks/results/study.json).
+# results on branch runs/study; within 90 minutes on 2 cores (88.5 from a fresh clone: benchmarks/results/study.json).
 study: setup
 	PATH="$(CURDIR)/$(BIN):$$PATH" ./scripts/study.sh
 
@@ -55,11 +55,11 @@ test: setup system-programs
 # (tests/unit/test_docs.py), and fails where a generated page is stale. Material prints a banner about
 # its end of life (May 2027; Zensical is its successor): NO_MKDOCS_2_WARNING keeps the output to the build.
 docs: setup
-	$(BIN)/python -m citeworth.docs_reference --write
+	$(BIN)/python -m citeworth.docs.reference --write
 	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict
 
 docs-serve: setup
-	$(BIN)/python -m citeworth.docs_reference --write
+	$(BIN)/python -m citeworth.docs.reference --write
 	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs serve --strict
 
 bench: setup

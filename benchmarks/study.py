@@ -14,7 +14,7 @@ shards' stats, Table 2, the gate, Table 4 with the per-collection scores, the fi
 scaling curves and Table 5. It curates the demo corpus once more in a scratch folder (a fresh shard
 store: nothing reused) for the throughput beside it, measured in the same run. Writes
 ``benchmarks/results/study.json`` and copies the study's figures to ``docs/assets/study/`` for the
-results page of the docs (``python -m citeworth.docs_reference --write`` then regenerates
+results page of the docs (``python -m citeworth.docs.reference --write`` then regenerates
 docs/study-results.md).
 """
 

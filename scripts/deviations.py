@@ -4,7 +4,7 @@ Curates the downloaded demo release (params.yaml's curate inputs; run ``citewort
 first) once with today's rules and once per variant that switches one rule back, and writes the
 papers, paragraphs and sentences kept -- overall and per field -- to docs/deviations.json, the
 figures of docs/researchers/deviations.md (every one: docs/reference/deviation-figures.md, which
-`python -m citeworth.docs_reference --write` then regenerates).
+`python -m citeworth.docs.reference --write` then regenerates).
 
     .venv/bin/python scripts/deviations.py            # about a minute per variant on 2 cores
 """

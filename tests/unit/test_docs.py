@@ -14,8 +14,10 @@ from pathlib import Path
 
 import pytest
 
-from citeworth import cli, docs_reference, docs_study
+from citeworth import cli
 from citeworth.core.params import describe
+from citeworth.docs import reference as docs_reference
+from citeworth.docs import study_results as docs_study
 from citeworth.stages import STAGES, params_class, stage_function
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -1,6 +1,6 @@
 """The study's results page of the documentation (docs/study-results.md), generated from
 ``benchmarks/results/study.json`` (written by ``python benchmarks/study.py --run``) by
-``python -m citeworth.docs_reference --write``: every figure on it comes from that file, the
+``python -m citeworth.docs.reference --write``: every figure on it comes from that file, the
 command, machine and date it records shown above them, and the figures the benchmark copied to
 ``docs/assets/study/``."""
 
@@ -66,7 +66,7 @@ def _header(study: dict) -> str:
     machine = study.get("machine") or {}
     return "\n".join(
         [
-            f"<!-- Generated from `{STUDY_RESULTS}` by `python -m citeworth.docs_reference --write`: run "
+            f"<!-- Generated from `{STUDY_RESULTS}` by `python -m citeworth.docs.reference --write`: run "
             f"`{study['command']}` to measure again, not edit this page. -->",
             "# Study results\n",
             f"Every figure below is from `{STUDY_RESULTS}`, written by `{study['command']}` on "

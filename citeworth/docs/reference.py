@@ -3,9 +3,9 @@
 Each page is a function of what it documents, so ``tests/unit/test_docs.py`` fails when one is stale
 (as ``tests/unit/test_pipeline_graph.py`` does for dvc.yaml's code deps)::
 
-    python -m citeworth.docs_reference            # list the generated files
-    python -m citeworth.docs_reference --write    # rewrite the stale ones
-    python -m citeworth.docs_reference --check    # exit 1 when one differs
+    python -m citeworth.docs.reference            # list the generated files
+    python -m citeworth.docs.reference --write    # rewrite the stale ones
+    python -m citeworth.docs.reference --check    # exit 1 when one differs
 
 What each page is made from, whatever exists when it runs (a new command, flag, stage, param,
 results file or deviation shows up without a change here):
@@ -19,7 +19,7 @@ results file or deviation shows up without a change here):
 - ``reference/benchmarks/<name>.md``: every figure of ``benchmarks/results/<name>.json`` with the
   command, machine and date the file records, and their entries in mkdocs.yml's nav;
 - ``reference/deviation-figures.md``: ``docs/deviations.json``;
-- ``study-results.md``: ``benchmarks/results/study.json`` (``citeworth/docs_study.py``).
+- ``study-results.md``: ``benchmarks/results/study.json`` (``citeworth/docs/study_results.py``).
 
 Nothing here imports MkDocs: the pages are plain Markdown, built by ``make docs``.
 """
@@ -39,14 +39,14 @@ from typing import Any
 
 from citeworth import cli
 from citeworth.core.io import write_text
-from citeworth.docs_study import study_results_page
+from citeworth.docs.study_results import study_results_page
 from citeworth.stages import STAGES, params_keys
 
-ROOT = Path(__file__).resolve().parents[1]  # the project: its docs/, dvc.yaml, benchmarks/
+ROOT = Path(__file__).resolve().parents[2]  # the project: its docs/, dvc.yaml, benchmarks/
 DOCS = ROOT / "docs"
-REGENERATE = "python -m citeworth.docs_reference --write"
+REGENERATE = "python -m citeworth.docs.reference --write"
 # mkdocs.yml's nav lines between these two comments list the benchmark results pages.
-NAV_BEGIN = "# generated: the benchmark results pages (python -m citeworth.docs_reference --write)"
+NAV_BEGIN = "# generated: the benchmark results pages (python -m citeworth.docs.reference --write)"
 NAV_END = "# end of the generated benchmark results pages"
 USAGE_WIDTH = 80  # argparse wraps usage lines to the terminal's width; the pages must not vary
 
@@ -641,7 +641,7 @@ def stale(files: dict[Path, str]) -> list[Path]:
 
 
 def main(argv: Iterable[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m citeworth.docs_reference",
+    parser = argparse.ArgumentParser(prog="python -m citeworth.docs.reference",
                                      description="Generate the documentation site's reference pages.")
     action = parser.add_mutually_exclusive_group()
     action.add_argument("--write", action="store_true", help="rewrite the generated files that differ")
