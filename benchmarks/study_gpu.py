@@ -121,7 +121,6 @@ def run_groups(args: argparse.Namespace) -> None:
             print(f"{'+'.join(group)}: {results[group[0]]['status']} after "
                   f"{time.perf_counter() - started:.0f} s", flush=True)
             write(args, results, time.perf_counter() - started)
-    write(args, results, time.perf_counter() - started)
 
 
 def group_results(group: tuple[str, ...], process: subprocess.Popen) -> dict:

@@ -166,10 +166,7 @@ def _table4(study: dict) -> str:
         rows.append(
             [
                 f"{m['label']} (`{name}`)",
-                _percent(m.get("precision"), 2),
-                _percent(m.get("recall"), 2),
-                f"**{_percent(m.get('f1'), 2)}**",
-                f"{_percent(low)}–{_percent(high)}",
+                *_scores(m),
                 f"±{100 * (high - low) / 2:.2f}" if low is not None else "–",
                 _percent(m.get("roc_auc")),
                 _percent(m.get("pr_auc")),
@@ -187,6 +184,17 @@ def _table4(study: dict) -> str:
             rows,
         ),
     )
+
+
+def _scores(m: dict) -> list[str]:
+    """A model's P, R, F1 (bold) and F1 95% interval cells, ×100."""
+    low, high = m.get("f1_ci") or (None, None)
+    return [
+        _percent(m.get("precision"), 2),
+        _percent(m.get("recall"), 2),
+        f"**{_percent(m.get('f1'), 2)}**",
+        f"{_percent(low)}–{_percent(high)}",
+    ]
 
 
 def _findings(study: dict) -> str:
@@ -224,15 +232,11 @@ def _gpu(study: dict, root: Path) -> str:
         if "f1" not in m:
             rows.append([f"`{name}`", m["status"], *["–"] * 7, _percent(cpu_f1, 2)])
             continue
-        low, high = m["f1_ci"]
         rows.append(
             [
                 f"{m['label']} (`{name}`)",
                 m["status"],
-                _percent(m["precision"], 2),
-                _percent(m["recall"], 2),
-                f"**{_percent(m['f1'], 2)}**",
-                f"{_percent(low)}–{_percent(high)}",
+                *_scores(m),
                 _percent(m["roc_auc"]),
                 _percent(m["pr_auc"]),
                 f"{m['train_seconds'] / 60:.1f} min",
