@@ -96,7 +96,7 @@ def measure_baseline(inputs: list[dict]) -> dict:
 
     nlp = load_pipeline()  # stock: pysbd_sentencizer + doc.sents, with pysbd as released (below)
     config = CurationConfig()
-    sections = SectionFilter(config.sections)
+    sections = SectionFilter(config.permitted_sections)
     counts = {"papers": 0, "paragraphs_split": 0, "sentences_split": 0}
 
     def worker_paragraphs():

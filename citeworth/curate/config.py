@@ -13,6 +13,7 @@ from typing import Literal
 from pydantic import Field, field_validator
 
 from citeworth.core.params import Params
+from citeworth.text.sections import appendix_a_titles
 
 MODES = ("citeworth", "spans-only")
 CITATION_FORMATS = ("numeric", "author_year")
@@ -60,6 +61,10 @@ class CurationConfig(Params):
     sections: list[str] | None = None
     """Permissible titles, compared after normalisation; null = Appendix A. Entries with * or ? are
     patterns on the normalised title ("*methods"; "*" permits every section)."""
+    extra_sections: list[str] = []
+    """Titles permitted beside ``sections``, in the same form: e.g. "materials and methods", the
+    plural of Appendix A's "material and methods" and the title life-science journals print (the
+    list gives six other titles in both numbers; the code's exact match misses this one)."""
 
     # --- Paper-level citation checks (public code's `extract_sections`) ---------------------
     min_paper_citation_spans: int = 6
@@ -144,6 +149,11 @@ class CurationConfig(Params):
     def facts_unknown_pass(self) -> frozenset[str]:
         default = ["has_inbound_citations"]
         return frozenset(default if self.unknown_facts_pass is None else self.unknown_facts_pass)
+
+    @property
+    def permitted_sections(self) -> list[str]:
+        """``sections`` (Appendix A when null) and ``extra_sections``: what SectionFilter takes."""
+        return [*(appendix_a_titles() if self.sections is None else self.sections), *self.extra_sections]
 
     @property
     def formats(self) -> frozenset[str]:

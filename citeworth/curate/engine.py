@@ -101,7 +101,7 @@ class Curator:
         """``splitter``: an already loaded one to share (else loaded from ``config`` on first use)."""
         self.config = config
         self.stats = CurationStats()
-        self.sections = SectionFilter(config.sections)
+        self.sections = SectionFilter(config.permitted_sections)
         self._gap = re.compile(config.merge_gap)
         self._marks = cit.ascii_dashes if config.dash_ranges else str  # what the citation regexes read
         square = cit.round_author_year if config.square_author_year else str

@@ -249,6 +249,19 @@ def test_spans_only_selects_the_same_papers_and_sections(curate):
     assert ours.paragraphs_in_sections == baseline.paragraphs_in_sections == 2
 
 
+def test_extra_sections_are_permitted_beside_appendix_a(curate):
+    """The study permits "Materials and methods", the plural of Appendix A's "material and methods"."""
+    methods = dataclasses.replace(NUMERIC, section="2. Materials and Methods")
+    _, paper_list = curate([paper(methods)])
+    assert paper_list.paragraphs_rejected == {"section_not_permitted": 1}
+    records, extra = curate([paper(methods)], extra_sections=["materials and methods"])
+    assert not extra.paragraphs_rejected and extra.kept == 3
+    assert records[-1]["section_title"] == "2. Materials and Methods"
+    _, replaced = curate([paper(methods)], sections=["introduction"],
+                         extra_sections=["materials and methods"])
+    assert replaced.paragraphs_rejected == {} and replaced.kept == 3  # "1. INTRODUCTION" and the methods
+
+
 def test_same_input_same_records_whatever_the_batch(curate):
     papers = [paper(paper_id=str(i)) for i in range(5)]
     first, stats_first = curate(papers)
