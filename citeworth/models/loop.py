@@ -353,7 +353,9 @@ class _Trainer:
         while not state.stopped and state.epoch < optim.epochs and state.step < self.total_steps:
             rng = np.random.default_rng([self.seed, state.epoch])  # the same order again on resume
             order = length_batches(self.items, optim.batch_size, rng)
-            bar = tqdm(total=len(order), initial=state.batch_in_epoch, unit="batch",
+            # the batches this epoch runs: all, or as many as the steps left under max_steps take
+            runs = min(len(order), state.batch_in_epoch + (self.total_steps - state.step) * optim.grad_accum)
+            bar = tqdm(total=runs, initial=state.batch_in_epoch, unit="batch",
                        desc=f"{self.desc} epoch {state.epoch + 1}/{optim.epochs}")
             self.module.train()
             first = state.batch_in_epoch

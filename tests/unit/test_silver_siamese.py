@@ -67,3 +67,19 @@ def test_a_fine_tuned_encoder_is_saved_with_the_head(tmp_path):
     tuned.save(tmp_path / "model")
     loaded = siamese.load(tmp_path / "model")
     assert np.allclose(loaded.predict_proba(PAIRS), tuned.predict_proba(PAIRS), atol=1e-6)
+
+
+def test_a_frozen_encoder_embeds_each_distinct_sentence_once(frozen, monkeypatch):
+    module = frozen.module.eval()
+    module._frozen_vectors.clear()
+    batch = frozen.adapter.collate(frozen.adapter.items(PAIRS))
+    ids, mask = batch.inputs["citing_ids"], batch.inputs["citing_mask"]  # two sentences, twice each
+    encoded = []
+    encode = module._encode
+    monkeypatch.setattr(module, "_encode", lambda i, m: encoded.append(len(i)) or encode(i, m))
+    first = module.embed(ids, mask)
+    again = module.embed(ids.flip(0), mask.flip(0))
+    assert encoded == [2]  # once per distinct sentence, never again
+    assert torch.equal(again, first.flip(0))
+    with torch.no_grad():
+        assert torch.allclose(first, encode(ids, mask), atol=1e-5)  # as the whole padded batch gives

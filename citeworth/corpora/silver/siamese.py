@@ -83,6 +83,7 @@ class SiameseClassifier(nn.Module):
     def __init__(self, encoder: nn.Module, hidden: int, dropout: float, trainable: bool):
         super().__init__()
         self.encoder, self.trainable = encoder, trainable
+        self._frozen_vectors: dict[tuple[int, ...], torch.Tensor] = {}  # a frozen encoder's, by ids
         self.encoder.requires_grad_(trainable)
         size = encoder.config.hidden_size
         self.head = nn.Sequential(nn.Linear(4 * size, hidden), nn.ReLU(), nn.Dropout(dropout),
@@ -95,9 +96,28 @@ class SiameseClassifier(nn.Module):
         return self
 
     def embed(self, ids: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
-        with torch.set_grad_enabled(self.trainable and torch.is_grad_enabled()):
-            states = self.encoder(input_ids=ids, attention_mask=mask).last_hidden_state
-            return encoders.mean_pool(states, mask)
+        if not self.trainable:
+            return self._frozen_embed(ids, mask)
+        return self._encode(ids, mask)
+
+    def _encode(self, ids: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        states = self.encoder(input_ids=ids, attention_mask=mask).last_hidden_state
+        return encoders.mean_pool(states, mask)
+
+    @torch.no_grad()
+    def _frozen_embed(self, ids: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        """A frozen encoder's vector of each (right-padded) row, computed once per distinct sentence:
+        a citing sentence recurs in every pair of its cited paper's sentences, so most rows of a
+        batch, and of the dev pairs scored after it, are sentences already seen."""
+        lengths = mask.sum(1).tolist()
+        keys = [tuple(row[:n]) for row, n in zip(ids.tolist(), lengths, strict=True)]
+        new = list({key: i for i, key in enumerate(keys) if key not in self._frozen_vectors}.values())
+        if new:
+            width = max(lengths[i] for i in new)  # the new rows' own padding, not the batch's
+            rows = torch.tensor(new, device=ids.device)
+            vectors = self._encode(ids[rows, :width], mask[rows, :width])
+            self._frozen_vectors.update((keys[i], vector) for i, vector in zip(new, vectors, strict=True))
+        return torch.stack([self._frozen_vectors[key] for key in keys])
 
     def forward(self, citing_ids, citing_mask, cited_ids, cited_mask) -> torch.Tensor:
         u, v = self.embed(citing_ids, citing_mask), self.embed(cited_ids, cited_mask)
