@@ -138,3 +138,19 @@ def test_the_study_page_sets_gpu_rows_beside_the_cpu_ones_and_marks_a_stopped_mo
     assert ("| MiniLM-Ctx (`context`) | done | 65.00 | 78.00 | **71.15** | 70.1–72.2 | 87.4 | 77.7 | 4.5 min "
             "| 64.45 |") in page
     assert "| `solo` | stopped at the time limit | – | – | – | – | – | – | – | 66.00 |" in page
+    assert "tested on the same test split." in page
+
+
+def test_the_study_page_says_when_the_gpu_rows_come_from_an_earlier_test_split(tmp_path):
+    study = {"table4": {"context": {"f1": 0.65, "test_sentences": 13_000}}}
+    gpu = {"command": "python benchmarks/study_gpu.py", "date": "2026-11-27", "commit": "b" * 40,
+           "device": "NVIDIA H200", "machine": {"torch": "2.11"}, "note": "One seed.",
+           "models": {"context": {"status": "done", "label": "MiniLM-Ctx", "precision": 0.65, "recall": 0.78,
+                                  "f1": 0.71, "f1_ci": [0.70, 0.72], "roc_auc": 0.87, "pr_auc": 0.78,
+                                  "train_seconds": 270, "test_sentences": 10_633}}}
+    (tmp_path / docs_study.GPU_RESULTS).parent.mkdir(parents=True)
+    (tmp_path / docs_study.GPU_RESULTS).write_text(json.dumps(gpu), encoding="utf-8")
+    page = docs_study._gpu(study, tmp_path)
+    assert ("**the test split of an earlier build of the study** (10,633 sentences; Table 4's has 13,000)"
+            in page)
+    assert "the same test split" not in page
