@@ -101,7 +101,9 @@ class CurationConfig(Params):
     """Placeholder citations (unarXive {{cite:...}}) have no surface form to check but an exact
     extent, so they count as format-valid."""
     check_missed_citations: bool = True
-    """Appendix B numeric and year regexes, plus "et al"."""
+    """Appendix B numeric and year regexes, plus "et al"; and a sentence with empty brackets ("()",
+    "[]": a span the source lost, as in "lineage cocktail (), Sca1") drops its paragraph as
+    "empty_brackets", a residual marker the gate refuses."""
     dash_ranges: bool = True
     """Read an en or em dash in a citation as "-" in the format and missed-citation checks, so an en
     dash range is numeric as "[1-3]" is (the paper's regex knows only "-"; PLOS prints en dashes)."""

@@ -332,7 +332,7 @@ class Curator:
                 "ref_ids": [list(c.ref_ids) for c in cites], "citation_text": [c.text for c in cites]}
 
     def _sentence_reason(self, sentence: str) -> str | None:
-        """Validity (§3.1 check 5), then missed and hanging citations (Appendix B)."""
+        """Validity (§3.1 check 5), then missed and hanging citations (Appendix B) and empty brackets."""
         config = self.config
         if len(sentence) <= config.min_sentence_chars:
             return "sentence_too_short"
@@ -344,6 +344,8 @@ class Curator:
             return "missed_citation"
         if config.check_hanging_citations and cit.hanging_citation(sentence):
             return "hanging_citation"
+        if config.check_missed_citations and cit.EMPTY_BRACKETS.search(sentence):
+            return "empty_brackets"
         return None
 
     @staticmethod

@@ -39,9 +39,8 @@ MARKERS: tuple[Marker, ...] = (
     Marker("latex_cite", r"\\cite", "a LaTeX \\cite command"),
     Marker("unresolved_reference", r"\[\?\]", "an unresolved reference [?]"),
     Marker("bibref", r"BIBREF", "an S2ORC BIBREF placeholder"),
-    # Not after a name: "phylo.d()" and "sample()" are R functions the text names, not holes.
-    Marker("empty_brackets", r"(?:^|[^\w.])(?:\(\s*\)|\[\s*\])",
-           "empty brackets () or [] left by a removed span"),
+    Marker("empty_brackets", citations.EMPTY_BRACKETS.pattern,
+           "empty brackets () or [] left by a removed or lost span"),
     Marker("space_before_stop", r"\s[.!?]$", "a space before the final stop, left by a removed span"),
     # Formula/figure/table placeholders are no citation, and curation can be told to keep them.
     Marker("other_placeholder", citations.PLACEHOLDER.pattern, "an unarXive {{formula:…}}-style placeholder",

@@ -29,6 +29,9 @@ HANGING_CITATION = re.compile(
     r"\s+\(?(\(\s*\)|like|reference|including|include|with|for instance|for example|see also|at|following"
     r"|of|from|to|in|by|see|as|e\.?g\.?(,)?|viz(\.)?(,)?)\s*(,)*(-)*[\)\]]?\s*[.?!]\s*$"
 )
+# Empty brackets: a span the source lost or a removal left ("lineage cocktail (), Sca1"). Not after a
+# name: "phylo.d()" and "sample()" are R functions the text names, not holes.
+EMPTY_BRACKETS = re.compile(r"(?:^|[^\w.])(?:\(\s*\)|\[\s*\])")
 # Whether YEAR or ET_AL match anywhere, 4x as fast: an optional leading "(" or trailing "." does not
 # decide it, and "\b" written as a look-behind after the "e" lets re skip ahead to a candidate "e".
 _YEAR_ANYWHERE = re.compile(r"[12][0-9]{3}[a-z]?\s*\)")

@@ -262,6 +262,18 @@ def test_extra_sections_are_permitted_beside_appendix_a(curate):
     assert replaced.paragraphs_rejected == {} and replaced.kept == 3  # "1. INTRODUCTION" and the methods
 
 
+def test_a_sentence_with_empty_brackets_drops_its_paragraph(curate):
+    """eLife 06011 prints "biotin-lineage cocktail (), Sca1-Pacific Blue": a hole the gate refuses."""
+    hole = para("Antibodies were from eBioscience, including biotin-lineage cocktail (), Sca1-Pacific "
+                "Blue «[4]». Cells were sorted twice. Sorted cells were counted by hand.")
+    called = para("Phylogenetic signal was measured with phylo.d() in the caper package «[5]». Traits "
+                  "were scored blind. Each trait was scored twice.")
+    _, stats = curate([paper(hole, called)])
+    assert stats.paragraphs_rejected == {"empty_brackets": 1} and stats.kept == 3
+    _, unchecked = curate([paper(hole)], check_missed_citations=False)
+    assert not unchecked.paragraphs_rejected
+
+
 def test_same_input_same_records_whatever_the_batch(curate):
     papers = [paper(paper_id=str(i)) for i in range(5)]
     first, stats_first = curate(papers)
