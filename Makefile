@@ -42,7 +42,7 @@ demo: setup
 	PATH="$(CURDIR)/$(BIN):$$PATH" ./scripts/demo.sh
 
 # The study at scale (params/study.yaml): every real paper of the mirror, in a workspace of its own,
-# results on branch runs/study; within 90 minutes on 2 cores (88.5 from a fresh clone: benchmarks/results/study.json).
+# results on branch runs/study; within 90 minutes on 2 cores (84.7 from a fresh clone: benchmarks/results/study.json).
 study: setup
 	PATH="$(CURDIR)/$(BIN):$$PATH" ./scripts/study.sh
 

@@ -29,12 +29,12 @@ phase download pdf2tei
 phase curate@citeworth curate@baseline
 phase assemble@citeworth assemble@baseline
 phase validate
-# Longest first, by the walls two at a time in benchmarks/results/study.json: silver (~29 min: it
+# Longest first, by the walls two at a time in benchmarks/results/study.json: silver (~24 min: it
 # embeds ~45,000 texts with the frozen MiniLM before its 300 steps), then PU, which trains g, the
 # no-weight sentence model's fit, then the PU model. train@solo finishes before the scaling stage
 # reaches its largest Solo point, which is that fit (loaded, not trained again); the no-weight model
-# comes last and loads PU's g. Laid out this way the phase takes ~75 minutes of those walls, against
-# ~80 in the order the measured run used (train@pu train@solo domains scaling ... silver ...).
+# comes last and loads PU's g. In this order the whole `make study` took 84.7 minutes from a fresh
+# clone (silver last, on less data, it had taken 88.5).
 phase silver train@pu train@solo domains scaling train@context train@transformer train@sentence \
     export train@crnn transfer train@sentence_noweight works related_work train@tfidf_lr train
 dvc repro   # the report (Table 4 and the findings); every other stage is current
