@@ -263,9 +263,8 @@ def _gpu_split(study: dict, gpu: dict) -> str:
         return "the same test split."
     table4, theirs = (", ".join(map(_number, sorted(size))) for size in sizes)
     return (f"**the test split of an earlier build of the study** ({theirs} sentences; Table 4's has "
-            f"{table4}): its rows show what "
-            "the paper's budgets do, not a row-by-row comparison with Table 4, until the GPU run is "
-            "repeated on this build.")
+            f"{table4}): its rows show what the paper's budgets do, not a row-by-row comparison with "
+            "Table 4, until the GPU run is repeated on this build.")
 
 
 def _per_collection(study: dict) -> str:
