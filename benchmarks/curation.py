@@ -91,10 +91,10 @@ def measure_baseline(inputs: list[dict]) -> dict:
     """The public worker's floor (see the module docstring), with the stock scispacy pipeline."""
     from citeworth.curate.config import CurationConfig
     from citeworth.text import pysbd_regex
+    from citeworth.text.scispacy_rules import stock_pipeline
     from citeworth.text.sections import SectionFilter
-    from citeworth.text.sentences import load_pipeline
 
-    nlp = load_pipeline()  # stock: pysbd_sentencizer + doc.sents, with pysbd as released (below)
+    nlp = stock_pipeline()  # stock: pysbd_sentencizer + doc.sents, with pysbd as released (below)
     config = CurationConfig()
     sections = SectionFilter(config.permitted_sections)
     counts = {"papers": 0, "paragraphs_split": 0, "sentences_split": 0}

@@ -1,15 +1,13 @@
 """Sentence splitting with scispacy (§3.2), as character offsets into the paragraph.
 
-The default pipeline runs offline: a blank English spaCy pipeline with scispacy's tokenizer and
-its ``pysbd_sentencizer``. When ``spacy_model`` names an installed pipeline (e.g. a scispacy
-``en_core_sci_*`` model) or a pipeline directory, its sentence boundaries are used instead.
-Splitting is the expensive step of curation, so texts go through the pipeline in batches.
-
-For the default pipeline, ``SentenceSplitter`` computes the boundaries ``pysbd_sentencizer`` +
-``doc.sents`` give straight from the tokens' offsets and pysbd's sentences, without the
-per-token Python objects scispacy's component creates (its loop and ``doc.sents`` cost as much
-as the tokenizer); pysbd itself runs with compiled patterns (see pysbd_regex.py). Tests compare
-both with the stock pipeline on real papers. Either way a cut at "et. al." is joined again
+The default runs offline and without spaCy: scispacy's ``pysbd_sentencizer`` as it behaves on
+scispacy's tokenizer, computed from pysbd's sentences and the tokens' offsets of
+``citeworth.text.tokenizer`` (scispacy's tokenizer rules in pure Python: an author's install
+cuts sentences as the dataset does without spaCy). pysbd runs with compiled patterns (see
+pysbd_regex.py). Tests compare the sentences with the stock spaCy pipeline's
+(``citeworth.text.scispacy_rules.stock_pipeline``) on real papers. When ``spacy_model`` names an
+installed spaCy pipeline (e.g. a scispacy ``en_core_sci_*`` model) or a pipeline directory, its
+sentence boundaries are used instead, in batches. Either way a cut at "et. al." is joined again
 (``join_et_al``).
 """
 
@@ -17,47 +15,28 @@ from __future__ import annotations
 
 import itertools
 import re
-import warnings
 from collections.abc import Callable, Iterable, Iterator, Sequence
 
 import pysbd
-import spacy
-from scispacy.consts import ABBREVIATIONS
-from spacy.attrs import IDX, LENGTH
-from spacy.language import Language
-from spacy.tokens import Doc
 
 from citeworth.core.errors import StageFailed
+from citeworth.text.tokenizer import RuleTokenizer
 
 # Every whitespace character but " " (line breaks, tabs, no-break spaces, ...) -> " ".
 _WHITESPACE_TO_SPACES = {c: " " for c in range(0x3001) if chr(c).isspace() and chr(c) != " "}
 _WORD = re.compile(r"\w")
 Bounds = tuple[int, int]  # [start, end) of a sentence, without surrounding whitespace
-_SCISPACY_ABBREVIATIONS = frozenset(ABBREVIATIONS)
+# The longest paragraph the curation splits (curate.rules.max_paragraph_chars): splitting time grows
+# faster than the length, and no real paragraph comes near it.
+MAX_PARAGRAPH_CHARS = 20_000
 _ET_END = re.compile(r"(?<![\w.])et\.\Z")
 _AL_START = re.compile(r"al\b")
 
 
-def load_pipeline(spacy_model: str | None = None) -> Language:
-    if spacy_model is None:
-        from scispacy import custom_sentence_segmenter  # noqa: F401  (registers pysbd_sentencizer)
-        from scispacy.custom_tokenizer import combined_rule_tokenizer
+def load_pipeline(spacy_model: str):
+    """The installed spaCy pipeline ``spacy_model`` (a package name or a pipeline directory)."""
+    import spacy
 
-        from citeworth.text import pysbd_regex
-
-        pysbd_regex.install()
-
-        nlp = spacy.blank("en")
-        with warnings.catch_warnings():  # spaCy warns about a character class in scispacy's regexes
-            warnings.simplefilter("ignore", FutureWarning)
-            tokenizer = combined_rule_tokenizer(nlp)
-        # pysbd ends a sentence at "work." even when a citation is glued to it ("work.{{cite:...}}",
-        # "work.[3]"), but scispacy drops a sentence whose end is not a token boundary: add one there.
-        infixes = tokenizer.infix_finditer.__self__.pattern
-        tokenizer.infix_finditer = re.compile(rf"{infixes}|(?<=[.!?])(?=[\[{{])").finditer
-        nlp.tokenizer = tokenizer
-        nlp.add_pipe("pysbd_sentencizer")
-        return nlp
     try:
         # Only what sentence boundaries need: the parser (or a senter/sentencizer) and its inputs.
         return spacy.load(spacy_model, exclude=["ner", "lemmatizer", "attribute_ruler"])
@@ -70,18 +49,21 @@ def load_pipeline(spacy_model: str | None = None) -> Language:
 
 def scispacy_token_counter() -> Callable[[str], int]:
     """Tokens of a text as scispacy's tokenizer cuts them (Table 2's token count), spaces not counted."""
-    tokenizer = load_pipeline().tokenizer
-    return lambda text: sum(not token.is_space for token in tokenizer(text))
+    return RuleTokenizer.default().count
 
 
 class SentenceSplitter:
     """Batched sentence boundaries: ``split(texts)`` yields one list of ``Bounds`` per text."""
 
     def __init__(self, spacy_model: str | None = None, batch_size: int = 256):
-        self.nlp = load_pipeline(spacy_model)
+        self.nlp = None if spacy_model is None else load_pipeline(spacy_model)
         self.batch_size = batch_size
-        self._segmenter = pysbd.Segmenter(language="en", clean=False, char_span=True) if spacy_model is None \
-            else None
+        if spacy_model is None:
+            from citeworth.text import pysbd_regex
+
+            pysbd_regex.install()
+            self._tokenizer = RuleTokenizer.default()
+            self._segmenter = pysbd.Segmenter(language="en", clean=False, char_span=True)
 
     def split(self, texts: Iterable[str]) -> Iterator[list[Bounds]]:
         # Line breaks inside a paragraph are layout (LaTeX source lines in unarXive), not sentence
@@ -89,23 +71,23 @@ class SentenceSplitter:
         # no-break space (its span does not align with the tokens). Plain spaces fix both, and a
         # one-for-one substitution keeps every offset valid.
         flat = (text.translate(_WHITESPACE_TO_SPACES) for text in texts)
-        if self._segmenter is None:
+        if self.nlp is not None:
             for doc in self.nlp.pipe(flat, batch_size=self.batch_size):
                 text = doc.text
                 yield join_et_al(text, [b for sent in doc.sents
                                         if (b := _stripped(text, sent.start_char, sent.end_char))])
         else:
             for text in flat:
-                yield join_et_al(text, self._pysbd_sentences(text, self.nlp.tokenizer(text)))
+                yield join_et_al(text, self._pysbd_sentences(text))
 
-    def _pysbd_sentences(self, text: str, doc: Doc) -> list[Bounds]:
+    def _pysbd_sentences(self, text: str) -> list[Bounds]:
         """What scispacy's ``pysbd_sentencizer`` then ``doc.sents`` give, from token offsets: a
         token starts a sentence when a pysbd sentence (trailing spaces off) is exactly a run of
         tokens starting with it and the token before it is not one of scispacy's abbreviations.
         (The component's line-break rules never fire: ``split`` leaves no line breaks.)"""
-        if not len(doc):
+        tokens = self._tokenizer.offsets(text)  # (start, length) per token
+        if not tokens:
             return []
-        tokens = doc.to_array([IDX, LENGTH]).tolist()  # [start, length] per token
         token_at = {start: i for i, (start, _) in enumerate(tokens)}
         token_ends = {start + length for start, length in tokens}
         firsts = set()
@@ -114,7 +96,7 @@ class SentenceSplitter:
             i = token_at.get(sentence.start)
             if i and end > sentence.start and end in token_ends:  # i == 0 starts the first sentence anyway
                 before, length = tokens[i - 1]
-                if text[before:before + length] not in _SCISPACY_ABBREVIATIONS:
+                if text[before:before + length] not in self._tokenizer.abbreviations:
                     firsts.add(i)
         cuts = [0, *sorted(firsts), len(tokens)]
         bounds = []

@@ -1,8 +1,8 @@
 """The fast sentence splitting gives exactly the sentences of the stock pipeline: pysbd with its
-compiled-pattern ``re`` gives pysbd's own output, SentenceSplitter's boundaries equal scispacy's
-``pysbd_sentencizer`` + ``doc.sents`` (each with the join of a cut at "et. al.", ``join_et_al``), and
-the curation's records and funnel are byte-identical -- on real papers of the mirror (unarXive,
-PLOS, PMC)."""
+compiled-pattern ``re`` gives pysbd's own output, the spaCy-free tokenizer gives spaCy's token
+offsets, SentenceSplitter's boundaries equal scispacy's ``pysbd_sentencizer`` + ``doc.sents`` (each
+with the join of a cut at "et. al.", ``join_et_al``), and the curation's records and funnel are
+byte-identical -- on real papers of the mirror (unarXive, PLOS, PMC)."""
 
 from __future__ import annotations
 
@@ -20,7 +20,9 @@ from citeworth.curate.config import CurationConfig
 from citeworth.curate.engine import Curator
 from citeworth.sources import BadRecord, discover_shards, read_shard
 from citeworth.text import pysbd_regex
+from citeworth.text.scispacy_rules import stock_pipeline
 from citeworth.text.sentences import _WHITESPACE_TO_SPACES, SentenceSplitter, _stripped, join_et_al
+from citeworth.text.tokenizer import RuleTokenizer
 
 CORPORA = [("unarxive", "github/IllDepence/unarXive/doc/unarXive_data_sample.tar.gz"),
            ("jats", "github/PLOS/allofplos/allofplos/starter_corpus/*.xml"),
@@ -57,6 +59,24 @@ def splitter() -> SentenceSplitter:
     return SentenceSplitter()
 
 
+@pytest.fixture(scope="module")
+def stock():
+    """The spaCy pipeline the curation's sentences are defined by."""
+    return stock_pipeline()
+
+
+@pytest.mark.slow
+def test_the_rule_tokenizer_gives_spacy_s_token_offsets_on_real_paragraphs(papers, stock):
+    from spacy.attrs import IDX, LENGTH
+
+    texts = [p.text for paper in papers for p in paper.paragraphs]  # as read: line breaks, tabs too
+    rules = RuleTokenizer.default()
+    spacy_offsets = (stock.tokenizer(text).to_array([IDX, LENGTH]).tolist() for text in texts)
+    mismatched = [text for text, expected in zip(texts, spacy_offsets, strict=True)
+                  if list(map(list, rules.offsets(text))) != expected]
+    assert not mismatched[:3] and len(texts) > 5000
+
+
 def test_every_pysbd_module_gets_the_cached_re(splitter):
     patched = pysbd_regex.install()
     assert "pysbd.abbreviation_replacer" in patched and "pysbd.segmenter" in patched
@@ -77,21 +97,21 @@ def test_pysbd_with_cached_patterns_segments_exactly_as_without(paragraphs, spli
 
 
 @pytest.mark.slow
-def test_sentence_bounds_equal_the_stock_scispacy_pipeline(paragraphs, splitter):
+def test_sentence_bounds_equal_the_stock_scispacy_pipeline(paragraphs, splitter, stock):
     with pysbd_regex.stock():
-        stock = [join_et_al(doc.text, [b for sent in doc.sents
-                                       if (b := _stripped(doc.text, sent.start_char, sent.end_char))])
-                 for doc in splitter.nlp.pipe(paragraphs)]
-    assert list(splitter.split(paragraphs)) == stock
-    assert sum(map(len, stock)) > 3 * len(stock)
+        expected = [join_et_al(doc.text, [b for sent in doc.sents
+                                          if (b := _stripped(doc.text, sent.start_char, sent.end_char))])
+                    for doc in stock.pipe(paragraphs)]
+    assert list(splitter.split(paragraphs)) == expected
+    assert sum(map(len, expected)) > 3 * len(expected)
 
 
 class StockSplitter:
     """The splitting before the speed-up: scispacy's component, ``doc.sents``, pysbd's own ``re``
     (and the same join of a cut at "et. al.")."""
 
-    def __init__(self, splitter: SentenceSplitter):
-        self.nlp = splitter.nlp
+    def __init__(self, nlp):
+        self.nlp = nlp
 
     def split(self, texts):
         with pysbd_regex.stock():
@@ -102,10 +122,10 @@ class StockSplitter:
 
 
 @pytest.mark.slow
-def test_curation_output_is_byte_identical_to_the_stock_splitting(papers, splitter):
+def test_curation_output_is_byte_identical_to_the_stock_splitting(papers, splitter, stock):
     """The same records and the same funnel, on every real paper of the corpora above."""
     outputs = []
-    for split_with in (splitter, StockSplitter(splitter)):
+    for split_with in (splitter, StockSplitter(stock)):
         curator = Curator(CurationConfig(), split_with)
         records = [dumps(record) for record in curator.curate(papers)]
         outputs.append((records, dumps(curator.stats.to_dict())))
