@@ -7,9 +7,10 @@ per sentence, in order. With a Longformer encoder the [SEP] tokens (and [CLS]) g
 
 Paragraphs longer than the encoder's window are split into overlapping windows of whole
 sentences (never silently truncated): each sentence is scored in the window where it has the most
-context on both sides, and only there. A single sentence longer than the window gets a window of
-its own, truncated to fit; such sentences are counted and logged. ``solo: true`` (the control) gives
-every sentence its own window, so the same model sees no context.
+context on both sides, and only there (``citeworth.models.inputs``, which an exported model shares).
+A single sentence longer than the window gets a window of its own, truncated to fit; such sentences
+are counted and logged. ``solo: true`` (the control) gives every sentence its own window, so the
+same model sees no context.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from safetensors.torch import load_file, save_file
 from torch import nn
 
 from citeworth.models import data, encoders, loop
+from citeworth.models.inputs import Windows, context_arrays
 from citeworth.models.spec import ModelSpec
 from citeworth.models.torch_model import TorchModel
 
@@ -30,48 +32,14 @@ log = logging.getLogger(__name__)
 HEAD_FILE = "context_head.safetensors"
 
 
-def plan_windows(lengths: list[int], budget: int, overlap: int) -> list[tuple[int, int]]:
-    """Sentence ranges ``[start, end)`` covering all sentences, each fitting ``budget`` tokens.
-
-    A sentence costs its tokens plus its [SEP]. A window after the first starts up to ``overlap``
-    sentences before the previous window's end (context), but never so early that the first new
-    sentence would not fit. A sentence that cannot fit even alone gets a window of its own.
-    """
-    cost = [n + 1 for n in lengths]
-    windows: list[tuple[int, int]] = []
-    start = 0
-    while start < len(cost):
-        end, used = start, 0
-        while end < len(cost) and used + cost[end] <= budget:
-            used += cost[end]
-            end += 1
-        end = max(end, start + 1)  # too long alone: its own (truncated) window
-        windows.append((start, end))
-        if end == len(cost):
-            break
-        nxt = end
-        while nxt > max(start + 1, end - overlap) and sum(cost[nxt - 1 : end + 1]) <= budget:
-            nxt -= 1
-        start = nxt
-    return windows
-
-
-def window_owners(windows: list[tuple[int, int]], n: int) -> list[int]:
-    """For each sentence, the window that scores it: most context on its scarcer side, then the earliest."""
-    owners = []
-    for i in range(n):
-        candidates = [(min(i - a, b - 1 - i), -w) for w, (a, b) in enumerate(windows) if a <= i < b]
-        owners.append(-max(candidates)[1])
-    return owners
-
-
 class ContextAdapter(loop.Adapter):
-    """One item per window; its labels/index are those of the sentences the window owns."""
+    """One item per window (``inputs.Windows``); its labels/index are those of the sentences it owns."""
 
     def __init__(self, tokenizer, window: int, overlap: int, solo: bool, longformer: bool,
                  pooling: str = "sep"):
         self.tokenizer, self.window, self.overlap, self.pooling = tokenizer, window, overlap, pooling
         self.solo, self.longformer = solo, longformer
+        self.windows = Windows(window, overlap, solo, tokenizer.cls_token_id, tokenizer.sep_token_id)
         self.last_stats: dict = {}
 
     def items(self, records: list[dict], weights: np.ndarray | None = None) -> list[loop.Item]:
@@ -79,66 +47,19 @@ class ContextAdapter(loop.Adapter):
         if not texts:
             return []
         tokens = self.tokenizer(texts, add_special_tokens=False)["input_ids"]
-        y = data.labels(records)
         w = np.ones(len(texts)) if weights is None else weights
-        items, offset, split, truncated = [], 0, 0, 0
-        for record in records:
-            n = len(record["samples"])
-            lengths = [len(t) for t in tokens[offset : offset + n]]
-            windows = [(i, i + 1) for i in range(n)] if self.solo else plan_windows(
-                lengths, self.window - 1, self.overlap)
-            split += len(windows) > 1 and not self.solo
-            owners = window_owners(windows, n)
-            for w_idx, (a, b) in enumerate(windows):
-                owned = [k for k in range(a, b) if owners[k] == w_idx]
-                item, cut = self._item(tokens, offset, a, b, owned, y, w)
-                items.append(item)
-                truncated += cut
-            offset += n
-        self.last_stats = {"windows": len(items), "paragraphs_split": int(split),
-                           "sentences_truncated": truncated}
-        if truncated:
+        sizes = [len(record["samples"]) for record in records]
+        items, self.last_stats = self.windows.items(tokens, sizes, data.labels(records), w)
+        if truncated := self.last_stats["sentences_truncated"]:
             log.warning("%d sentence(s) longer than the %d-token window were truncated in a window of "
                         "their own", truncated, self.window)
         return items
 
-    def _item(self, tokens, offset, a, b, owned, y, w) -> tuple[loop.Item, int]:
-        ids, starts, seps, cut = [self.tokenizer.cls_token_id], [], [], 0
-        room = self.window - 2  # [CLS] and the sentence's own [SEP]
-        for k in range(a, b):
-            sentence = tokens[offset + k]
-            if len(sentence) > room:
-                sentence, cut = sentence[:room], cut + 1
-            starts.append(len(ids))
-            ids.extend(sentence)
-            ids.append(self.tokenizer.sep_token_id)
-            seps.append(len(ids) - 1)
-        rows = [offset + k for k in owned]
-        item = loop.Item(ids, [int(y[r]) for r in rows], [float(w[r]) for r in rows], rows,
-                         {"starts": starts, "seps": seps, "owned": [k - a for k in owned]})
-        return item, cut
-
     def collate(self, items: list[loop.Item]) -> loop.Batch:
-        ids, mask = loop.pad([item.input_ids for item in items], self.tokenizer.pad_token_id)
-        sep_batch, sep_pos, starts, select, row = [], [], [], [], 0
-        for b, item in enumerate(items):
-            sep_batch.extend([b] * len(item.extra["seps"]))
-            sep_pos.extend(item.extra["seps"])
-            starts.extend(item.extra["starts"])
-            select.extend(row + k for k in item.extra["owned"])
-            row += len(item.extra["seps"])
-        inputs = {"input_ids": ids, "attention_mask": mask,
-                  "sep_batch": torch.tensor(sep_batch, dtype=torch.long),
-                  "sep_pos": torch.tensor(sep_pos, dtype=torch.long)}
-        if self.pooling == "mean":
-            inputs["span_start"] = torch.tensor(starts, dtype=torch.long)
-        if self.longformer:
-            global_mask = torch.zeros_like(ids)
-            global_mask[:, 0] = 1
-            global_mask[inputs["sep_batch"], inputs["sep_pos"]] = 1
-            inputs["global_attention_mask"] = global_mask
+        arrays, select = context_arrays(items, self.tokenizer.pad_token_id, self.pooling, self.longformer)
         labels, weights, index = loop.flat_targets(items)
-        return loop.Batch(inputs, labels, weights, index, torch.tensor(select, dtype=torch.long))
+        inputs = {name: torch.from_numpy(array) for name, array in arrays.items()}
+        return loop.Batch(inputs, labels, weights, index, torch.from_numpy(select))
 
 
 class ContextClassifier(nn.Module):

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import torch
 from torch import nn
-from torch.nn.utils.rnn import pack_padded_sequence
 
 from citeworth.models.spec import CrnnParams
 
@@ -31,7 +30,9 @@ class CRNN(nn.Module):
         if self.rnn is None:
             pooled = h.masked_fill(mask == 0, float("-inf")).max(dim=1).values
         else:
-            lengths = attention_mask.sum(dim=1).clamp_min(1).cpu()
-            _, state = self.rnn(pack_padded_sequence(h, lengths, batch_first=True, enforce_sorted=False))
-            pooled = (state[0] if isinstance(state, tuple) else state)[-1]
+            # The state after each row's last real step: what a packed sequence's final state is (the
+            # padding comes after it, and the layer runs forward), in operations ONNX can export.
+            outputs, _ = self.rnn(h)
+            last = attention_mask.sum(dim=1).clamp_min(1) - 1
+            pooled = outputs[torch.arange(outputs.shape[0], device=outputs.device), last]
         return self.classifier(self.dropout(pooled))

@@ -41,10 +41,12 @@ from tqdm.auto import tqdm
 from citeworth.core.fingerprint import digest, fingerprint
 from citeworth.core.io import atomic_write
 from citeworth.core.schema import THRESHOLD
+from citeworth.models.inputs import Item, length_batches, pad_arrays
 from citeworth.models.spec import OptimParams
 
+__all__ = ["Item", "length_batches"]  # where the models' code has always found them
+
 log = logging.getLogger(__name__)
-BUCKET_BATCHES = 50  # batches per length bucket when shuffling: little padding, still random
 PREFETCH_BATCHES = 2  # CUDA: batches collated and pinned ahead of the one the GPU works on
 POSTFIX_EVERY = 10  # optimizer steps between progress-bar loss updates (each reads the loss back)
 # Finished fits a store keeps, the least recently used beyond dropped: more than a train run of the
@@ -150,17 +152,6 @@ def _prefetched(source: Iterator, depth: int) -> Iterator:
         worker.join()
 
 
-@dataclass
-class Item:
-    """One tokenized model input: a sentence, or a window of a paragraph."""
-
-    input_ids: list[int]
-    labels: list[int]
-    weights: list[float]
-    index: list[int]
-    extra: dict[str, Any] = field(default_factory=dict)
-
-
 class Adapter(ABC):
     """How one model family turns records into items and items into batches."""
 
@@ -174,13 +165,8 @@ class Adapter(ABC):
 
 def pad(rows: list[list[int]], value: int) -> tuple[torch.Tensor, torch.Tensor]:
     """Right-padded ids and the attention mask."""
-    width = max(len(r) for r in rows)
-    ids = torch.full((len(rows), width), value, dtype=torch.long)
-    mask = torch.zeros((len(rows), width), dtype=torch.long)
-    for i, row in enumerate(rows):
-        ids[i, : len(row)] = torch.tensor(row, dtype=torch.long)
-        mask[i, : len(row)] = 1
-    return ids, mask
+    ids, mask = pad_arrays(rows, value)
+    return torch.from_numpy(ids), torch.from_numpy(mask)
 
 
 def flat_targets(items: list[Item]) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
@@ -212,22 +198,6 @@ def weighted_loss(logits: torch.Tensor, labels: torch.Tensor, weights: torch.Ten
     per_row = F.cross_entropy(logits, labels, reduction="none")
     class_w = class_weights[labels]
     return (per_row * class_w * weights).sum() / class_w.sum().clamp_min(1e-12)
-
-
-def length_batches(items: list[Item], batch_size: int, rng: np.random.Generator | None) -> list[list[int]]:
-    """Index batches of similar length; shuffled buckets when ``rng`` is given, sorted otherwise."""
-    lengths = np.array([len(item.input_ids) for item in items])
-    if rng is None:
-        order = np.argsort(lengths, kind="stable")
-        return [order[i : i + batch_size].tolist() for i in range(0, len(order), batch_size)]
-    order = rng.permutation(len(items))
-    bucket = batch_size * BUCKET_BATCHES
-    batches = []
-    for start in range(0, len(order), bucket):
-        chunk = order[start : start + bucket]
-        chunk = chunk[np.argsort(lengths[chunk], kind="stable")]
-        batches.extend(chunk[i : i + batch_size].tolist() for i in range(0, len(chunk), batch_size))
-    return [batches[i] for i in rng.permutation(len(batches))]
 
 
 def predict_proba(module: torch.nn.Module, adapter: Adapter, items: list[Item], n_rows: int,

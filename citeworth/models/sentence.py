@@ -19,6 +19,7 @@ import torch
 from citeworth.core.schema import CITE_WORTHY, NOT_CITE_WORTHY
 from citeworth.models import data, encoders, loop, pu
 from citeworth.models.crnn import CRNN
+from citeworth.models.inputs import sentence_arrays, sentence_items
 from citeworth.models.spec import ModelSpec
 from citeworth.models.torch_model import WEIGHTS_FILE, TorchModel, load_state
 
@@ -38,22 +39,19 @@ class SentenceAdapter(loop.Adapter):
         texts = data.sentences(records)
         if not texts:
             return []
-        y = data.labels(records)
         w = np.ones(len(texts)) if weights is None else weights
         ids = self.tokenizer(texts, verbose=False)["input_ids"]
-        too_long = [i for i, row in enumerate(ids) if len(row) > self.max_length]
-        for i in too_long:  # keep the closing special token ([SEP] / </s>)
-            ids[i] = ids[i][: self.max_length - 1] + ids[i][-1:]
-        self.last_stats = {"sentences_truncated": len(too_long)}
-        if too_long:
-            log.info("%d of %d sentences longer than %d tokens were truncated", len(too_long), len(texts),
+        items, truncated = sentence_items(ids, data.labels(records), w, self.max_length)
+        self.last_stats = {"sentences_truncated": truncated}
+        if truncated:
+            log.info("%d of %d sentences longer than %d tokens were truncated", truncated, len(texts),
                      self.max_length)
-        return [loop.Item(ids[i], [int(y[i])], [float(w[i])], [i]) for i in range(len(texts))]
+        return items
 
     def collate(self, items: list[loop.Item]) -> loop.Batch:
-        ids, mask = loop.pad([item.input_ids for item in items], self.tokenizer.pad_token_id)
+        arrays = sentence_arrays(items, self.tokenizer.pad_token_id)
         labels, weights, index = loop.flat_targets(items)
-        return loop.Batch({"input_ids": ids, "attention_mask": mask}, labels, weights, index)
+        return loop.Batch({name: torch.from_numpy(a) for name, a in arrays.items()}, labels, weights, index)
 
 
 def train_subword_tokenizer(texts: list[str], vocab_size: int, max_length: int):

@@ -9,7 +9,8 @@ from transformers import BertConfig, BertModel, LongformerConfig, LongformerMode
 
 from citeworth.core.schema import CITE_WORTHY, NOT_CITE_WORTHY
 from citeworth.models import encoders, loop
-from citeworth.models.context import ContextAdapter, ContextClassifier, plan_windows, window_owners
+from citeworth.models.context import ContextAdapter, ContextClassifier
+from citeworth.models.inputs import plan_windows, window_owners
 
 pytestmark = pytest.mark.usefixtures("torch_one_thread")  # toy models, busy machine
 
