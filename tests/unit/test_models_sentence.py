@@ -59,3 +59,25 @@ def test_long_sentences_are_cut_keeping_the_closing_token_and_counted():
     assert len(items[0].input_ids) == 12 and items[0].input_ids[-1] == tokenizer.sep_token_id
     assert items[1].input_ids == tokenizer("Short one.")["input_ids"]
     assert adapter.last_stats == {"sentences_truncated": 1} and [it.labels for it in items] == [[1], [0]]
+
+
+@pytest.mark.parametrize("recurrent", ["lstm", "gru"])
+def test_the_crnn_pools_each_row_as_a_packed_sequence_would(recurrent):
+    """Its state after each row's last real step (what ONNX can export) is the final state of the
+    packed sequence of that row."""
+    import torch
+    from torch.nn.utils.rnn import pack_padded_sequence
+
+    from citeworth.models.crnn import CRNN
+    from citeworth.models.spec import CrnnParams
+
+    torch.manual_seed(0)
+    module = CRNN(50, 0, CrnnParams(embedding_dim=16, filters=8, hidden=8, recurrent=recurrent)).eval()
+    ids, mask = torch.randint(1, 50, (5, 12)), torch.ones(5, 12, dtype=torch.long)
+    for row, length in enumerate([12, 3, 7, 1, 9]):
+        ids[row, length:], mask[row, length:] = 0, 0
+    x = (module.embedding(ids) * mask.unsqueeze(-1).float()).transpose(1, 2)
+    h = torch.cat([torch.relu(conv(x))[..., :12] for conv in module.convs], dim=1).transpose(1, 2)
+    _, state = module.rnn(pack_padded_sequence(h, mask.sum(1), batch_first=True, enforce_sorted=False))
+    packed = module.classifier((state[0] if recurrent == "lstm" else state)[-1])
+    assert torch.allclose(module(ids, mask), packed, atol=1e-6)
