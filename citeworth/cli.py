@@ -1,4 +1,7 @@
-"""``citeworth`` command line: ``citeworth run STAGE`` and the tools around the dataset."""
+"""``citeworth`` command line: ``citeworth run STAGE`` and the tools around the dataset.
+
+A tool (``check``, ``lsp``, ``model`` ...) is handed its arguments before anything of the pipeline
+is imported: an author's install (no pipeline) runs them, and starts fast."""
 
 from __future__ import annotations
 
@@ -10,11 +13,6 @@ import sys
 from pathlib import Path
 
 from citeworth.core import knobs
-from citeworth.core.errors import InputError, StageFailed
-from citeworth.core.params import ParamsError, parse_assignments
-from citeworth.core.processes import LOG_FORMAT
-from citeworth.download.redaction import install_log_redaction
-from citeworth.stages import STAGES, UnknownStage, params_help, run_stage
 
 # Subcommands contributed by library modules: name -> "module:function(argv) -> int".
 TOOLS: dict[str, tuple[str, str]] = {
@@ -35,11 +33,15 @@ TOOLS: dict[str, tuple[str, str]] = {
             "a language server for editors: check's flags, citation suggestions, \\cite{} completion"),
     "suggest-index": ("citeworth.suggest.corpus:main",
                       "write the paper index `check --suggest --corpus` suggests papers from"),
+    "model": ("citeworth.models.commands:main",
+              "`citeworth model export|package|list`: a trained model as a wheel an author installs"),
 }
 
 
 def _parser(stage_help: str = "") -> argparse.ArgumentParser:
     """``stage_help``: the epilog of ``run`` (the parameters of the stage its --help was asked for)."""
+    from citeworth.stages import STAGES
+
     parser = argparse.ArgumentParser(
         prog="citeworth",
         description="Build cite-worthiness datasets from scientific papers and train models on them.",
@@ -83,6 +85,8 @@ def _stage_help(argv: list[str]) -> str:
     """The parameters of the stage in ``citeworth run STAGE --help`` ("" for any other command)."""
     if argv[:1] != ["run"] or not {"-h", "--help"} & set(argv):
         return ""
+    from citeworth.stages import STAGES, params_help
+
     stage = next((arg for arg in argv[1:] if arg in STAGES), None)
     if stage is None:
         return ""
@@ -92,6 +96,8 @@ def _stage_help(argv: list[str]) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
+    from citeworth.download.redaction import install_log_redaction
+
     install_log_redaction()  # before any logging: -v shows botocore's and urllib3's request details
     # Tools own their argument parsing (and --help); hand them the rest of the line untouched.
     if argv and argv[0] in TOOLS:
@@ -99,6 +105,16 @@ def main(argv: list[str] | None = None) -> int:
 
         module, _, attr = TOOLS[argv[0]][0].partition(":")
         return getattr(importlib.import_module(module), attr)(argv[1:])
+    return _run(argv)
+
+
+def _run(argv: list[str]) -> int:
+    """``citeworth run STAGE``: the pipeline's door (its install: ``pip install 'citeworth[pipeline]'``)."""
+    from citeworth.core.errors import InputError, StageFailed
+    from citeworth.core.params import ParamsError, parse_assignments
+    from citeworth.core.processes import LOG_FORMAT
+    from citeworth.stages import UnknownStage, run_stage
+
     args = _parser(_stage_help(argv)).parse_args(argv)
     logging.basicConfig(
         level=logging.DEBUG if args.verbose else logging.INFO,

@@ -40,9 +40,13 @@ phase silver train@pu train@solo domains scaling train@context train@transformer
 dvc repro   # the report (Table 4 and the findings); every other stage is current
 cd "$project"
 citeworth profile version "$profile"
+# Its best model as authors install it: exported (ONNX, model card) and packaged into dist/.
+citeworth model export "$profile" --out "exported/$profile"
+citeworth model package "exported/$profile" --dist dist
 awk '/^## Per split/ {exit} /^## Table 2/ {on = 1} on' "$workspace/reports/dataset_stats.md"
 grep '^|' "$workspace/reports/table4.md"
 grep '^|' "$workspace/reports/findings.md"
 echo "$profile: $workspace (branch runs/$profile); Table 4: reports/table4.md, findings: reports/findings.md," \
      "Table 5: reports/table5.md, scaling: reports/scaling.md and plots/scaling/scaling.png;" \
-     "check a draft with its best model: citeworth check DRAFT --model $profile"
+     "check a draft with its best model: citeworth check DRAFT --model $profile;" \
+     "its wheel for authors: dist/citeworth_model_${profile//-/_}_*.whl"

@@ -90,6 +90,10 @@ class Registry:
         """The files ``release`` holds that the project ships (checked against their registry sha256)."""
         return [self._inline(row) for row in self._release_rows(release) if _shipped(row)]
 
+    def licences(self, release: str = LATEST) -> dict[str, str]:
+        """Each file of ``release`` (its path in the release folder) and its licence, as recorded."""
+        return {row["path"]: row["licence"] for row in self._release_rows(release)}
+
     def plan(self, params: DownloadParams, net: Network) -> Plan:
         release = self.resolve(params.release)
         files = select(self.remote_files(release), params.include)  # a mirror need hold only these
@@ -147,6 +151,10 @@ class Bundle(Registry):
 
     def shipped_files(self, release: str = LATEST) -> list[InlineFile]:
         return [file for registry, part in self.parts(release) for file in registry.shipped_files(part)]
+
+    def licences(self, release: str = LATEST) -> dict[str, str]:
+        return {path: licence for registry, part in self.parts(release)
+                for path, licence in registry.licences(part).items()}
 
 
 # The sources whose releases are registries shipped with the package (the study bundles the others).

@@ -18,19 +18,19 @@ from pathlib import Path
 from tqdm.auto import tqdm
 
 from citeworth.core.io import JsonInputError, atomic_write, dumps, parse_json
-from citeworth.curate.config import CurationConfig
-from citeworth.models.evaluation import THRESHOLD
+from citeworth.core.schema import THRESHOLD
 from citeworth.models.scoring import load_model, model_folder, score_paragraphs
+from citeworth.text.sentences import MAX_PARAGRAPH_CHARS, SentenceSplitter
 
 log = logging.getLogger(__name__)
-DEFAULT_MODEL = Path("models/context")
 
 
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="citeworth predict",
         description="Score every sentence for cite-worthiness (does it need a citation?) with a model\n"
-        "trained by `citeworth run train`; the context model (default) reads each paragraph whole.\n"
+        "trained by `citeworth run train` or installed as a model package; a context model reads\n"
+        "each paragraph whole.\n"
         "Text is split into sentences as the dataset's curation splits them (scispacy + pysbd).\n\n"
         "Output: one JSON line per sentence with paragraph, sentence (indices), text,\n"
         "score = P(cite-worthy), cite_worthy = score >= threshold, and label when the input had one.",
@@ -43,9 +43,11 @@ def _parser() -> argparse.ArgumentParser:
                         help="text files (blank lines separate paragraphs), JSONL files (*.jsonl), "
                         "or - for stdin")
     parser.add_argument("--text", action="append", default=[], help="a paragraph to score (repeatable)")
-    parser.add_argument("--model", type=Path, default=DEFAULT_MODEL,
-                        help="a model directory written by the train stage, a model name (context: "
-                        "models/context) or a profile's build (study, study/context) (default: %(default)s)")
+    parser.add_argument("--model", type=Path,
+                        help="a model folder (exported, or written by the train stage), a model name "
+                        "(context: models/context), a profile's build (study, study/context) or an installed "
+                        "model package's name (default: as citeworth check: this folder's best model by dev "
+                        "F1, else the newest installed model package)")
     parser.add_argument("--out", type=Path, help="write JSONL here (atomically) instead of stdout")
     parser.add_argument("--batch-size", type=int, help="inputs per forward pass (default: the model's)")
     parser.add_argument("--threshold", type=float, default=THRESHOLD,
@@ -69,7 +71,7 @@ def main(argv: list[str] | None = None) -> int:
     except (FileNotFoundError, ValueError) as exc:
         print(f"citeworth predict: {exc}", file=sys.stderr)
         return 1
-    log.info("scored %d sentences with %s", count, args.model)
+    log.info("scored %d sentences with %s", count, args.model or "the default model")
     return 0
 
 
@@ -129,14 +131,12 @@ def _split(source: str, located: list[tuple[str, str]]) -> Iterator[dict]:
     """``located``: (where, paragraph) pairs, ``where`` naming the paragraph in errors."""
     if not located:
         return
-    limit = CurationConfig.model_fields["max_paragraph_chars"].default
+    limit = MAX_PARAGRAPH_CHARS
     for where, text in located:
-        if limit is not None and len(text) > limit:
+        if len(text) > limit:
             raise ValueError(f"{where} has {len(text):,} characters, over the {limit:,} the curation "
                              "splits (max_paragraph_chars): split it into paragraphs")
     paragraphs = [text for _, text in located]
-    from citeworth.text.sentences import SentenceSplitter
-
     splitter = SentenceSplitter()
     for text, bounds in zip(paragraphs, splitter.split(paragraphs), strict=True):
         samples = [{"text": text[a:b]} for a, b in bounds]

@@ -1,9 +1,12 @@
 """Scoring paragraphs with a saved model: what ``citeworth predict`` and ``citeworth check`` share.
 
-- ``load_model``: a model directory written by the train stage, or a clear error saying how to get one.
+- ``load_model``: a model folder, exported (``citeworth model export``: ONNX Runtime, no torch) or
+  written by the train stage (torch), or a clear error saying how to get one.
 - ``best_model``: the pipeline's best model by dev F1, read from the report stage's ``metrics/models.json``.
-- ``model_folder``: what ``--model`` names: a folder, a model of this checkout (``context``), or a
-  params profile's build (``study``: its best by dev F1; ``study/context``: that model).
+- ``model_folder``: what ``--model`` names: a folder, a model of this checkout (``context``), a
+  params profile's build (``study``: its best by dev F1; ``study/context``: that model) or an
+  installed model package (``study-sentence``); with none, the checkout's best, else the newest
+  installed package.
 - ``score_paragraphs``: records of the dataset shape (``samples`` of ``text``) in, one array of
   P(cite-worthy) per record out, in chunks so batches stay full and memory stays flat.
 """
@@ -22,9 +25,9 @@ MODELS_SUMMARY = Path("metrics/models.json")  # written by the report stage
 MODELS_DIR = Path("models")  # train.models_dir: one folder per model name
 CHUNK = 256  # paragraphs scored together
 HOW_TO_TRAIN = (
-    "train one with `make demo` (every model of the demo), or `citeworth run download && citeworth run "
-    "curate && citeworth run assemble && citeworth run train -S 'models=[tfidf_lr]' && citeworth run "
-    "report`, or pass --model DIR (a models/<name> folder the train stage wrote)"
+    "install a model package (`pip install citeworth_model_<name>-<version>-py3-none-any.whl`, made by "
+    "`citeworth model package`), or train one in a checkout of citeworth (`make demo`, or `make study` "
+    "for the study's model), or pass --model DIR (an exported model or a models/<name> folder)"
 )
 
 
@@ -33,12 +36,23 @@ class NoModel(FileNotFoundError):
 
 
 def load_model(directory: Path, batch_size: int | None = None):
-    """The ``TrainedModel`` saved in ``directory``; ``batch_size`` overrides its inference batch."""
-    from citeworth.models.base import load_trained
+    """The model saved in ``directory``: an exported one (scored by ONNX Runtime) or a ``TrainedModel``
+    (torch); ``batch_size`` overrides its inference batch."""
+    from citeworth.models.exported import is_exported, load_exported
 
     if not Path(directory).exists():
         raise NoModel(f"no trained model at {directory}: {HOW_TO_TRAIN}")
-    model = load_trained(directory)
+    if is_exported(directory):
+        return load_exported(directory, batch_size)
+    from citeworth.models.base import load_trained
+
+    try:
+        model = load_trained(directory)
+    except ImportError as exc:
+        raise NoModel(f"{directory} is a model as the train stage saves it, scored with torch, which this "
+                      f"install lacks ({exc.name} is missing): export it where the pipeline is installed "
+                      f"(`citeworth model export {directory} --out DIR`) or install the pipeline "
+                      "(`pip install 'citeworth[pipeline]'`)") from None
     if batch_size and model.spec.optim is not None:
         model.spec.optim.eval_batch_size = batch_size
     return model
@@ -50,9 +64,15 @@ def model_folder(name: Path | str | None, root: Path = Path(".")) -> Path:
     own workspace (``study``: that build's best model by dev F1; ``study/<model>``: that model), or
     None: the project's best model by dev F1. NoModel says what there is."""
     from citeworth.core.workspaces import profile_workspace
+    from citeworth.models.package import installed_models, newest_installed
 
     if name is None:
-        return best_model(root / MODELS_SUMMARY, root / MODELS_DIR)
+        try:
+            return best_model(root / MODELS_SUMMARY, root / MODELS_DIR)
+        except NoModel:
+            if newest := newest_installed():
+                return newest.path
+            raise
     for folder in (root / name, root / MODELS_DIR / name):
         if folder.is_dir():
             return folder
@@ -62,8 +82,12 @@ def model_folder(name: Path | str | None, root: Path = Path(".")) -> Path:
         if model:
             return load_model_folder(workspace / MODELS_DIR / model)
         return best_model(workspace / MODELS_SUMMARY, workspace / MODELS_DIR)
-    raise NoModel(f"--model {name}: no such folder, no {MODELS_DIR / str(name)} here ({root.resolve()}) "
-                  f"and no profile build of that name (make study builds 'study'); {HOW_TO_TRAIN}")
+    installed = {model.name: model.path for model in installed_models()}
+    if str(name) in installed:
+        return installed[str(name)]
+    raise NoModel(f"--model {name}: no such folder, no {MODELS_DIR / str(name)} here ({root.resolve()}), "
+                  "no profile build of that name (make study builds 'study') and no installed model package "
+                  f"of that name (installed: {', '.join(installed) or 'none'}); {HOW_TO_TRAIN}")
 
 
 def load_model_folder(folder: Path) -> Path:
@@ -79,7 +103,8 @@ def best_model(summary: Path = MODELS_SUMMARY, models_dir: Path = MODELS_DIR) ->
     """The folder of the model with the highest dev F1 in ``summary`` among those saved in
     ``models_dir`` (ties: the first name in sorted order)."""
     if not summary.exists():
-        raise NoModel(f"no trained model: {summary} does not exist here ({Path.cwd()}); {HOW_TO_TRAIN}")
+        raise NoModel(f"no model: no installed model package, and {summary} does not exist here "
+                      f"({Path.cwd()}); {HOW_TO_TRAIN}")
     rows = json.loads(summary.read_text(encoding="utf-8"))
     if any("dev_f1" not in row for row in rows.values()):
         raise NoModel(f"{summary} has no dev_f1 (written by an older report stage): rerun "
@@ -96,7 +121,7 @@ def score_paragraphs(model, paragraphs: Iterable[dict], chunk: int = CHUNK,
     """Each record with the scores of its samples, in order. ``model`` is anything with the
     ``TrainedModel.predict_proba`` interface; ``progress(n)`` is told of every chunk's sentences."""
     for records in _chunks(paragraphs, chunk):
-        scores = model.predict_proba([_labelled(record) for record in records])
+        scores = model.predict_proba([labelled_for_scoring(record) for record in records])
         position = 0
         for record in records:
             count = len(record["samples"])
@@ -106,7 +131,7 @@ def score_paragraphs(model, paragraphs: Iterable[dict], chunk: int = CHUNK,
             progress(position)
 
 
-def _labelled(record: dict) -> dict:
+def labelled_for_scoring(record: dict) -> dict:
     """The record with a placeholder label where a sample has none (models read labels, unused here)."""
     samples = [{"label": NOT_CITE_WORTHY, **sample} for sample in record["samples"]]
     return {**record, "samples": samples}
