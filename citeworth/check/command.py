@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import sys
 from pathlib import Path
 
 from citeworth.check import RULE_ID
@@ -153,9 +154,12 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _encoder_loading():
-    from citeworth.suggest.dense import Encoder
+    from citeworth.suggest.dense import WITHOUT_ENCODER, Encoder, encoder_available
     from citeworth.suggest.vector_cache import user_cache_dir
 
+    if not encoder_available():
+        print(f"citeworth check: note: {WITHOUT_ENCODER}", file=sys.stderr)
+        return None
     encoder = Encoder(cache_dir=user_cache_dir())
     encoder.load_in_background()
     return encoder

@@ -13,14 +13,12 @@ import bisect
 import re
 from collections.abc import Iterable, Sequence
 
-from citeworth.curate.config import CurationConfig
 from citeworth.drafts import CITED, FLAGGED, OK, SUPPRESSED, Block, Directive, Draft, Sentence, Span
 from citeworth.text import citations as cit
 from citeworth.text.sentences import SentenceSplitter, attach_citation_only, join_across
 
 IGNORE, OFF, ON = "ignore", "off", "on"
 DIRECTIVES = (IGNORE, OFF, ON)
-_CURATION = CurationConfig()  # its defaults clean a sentence for the dataset
 _WORD = re.compile(r"\w")
 _CITE_KEY = re.compile(r"\{\{cite:([^{}]+)\}\}|(?<![\w.])@([\w][\w:.#$%&+?<>~/-]*)")
 
@@ -70,8 +68,7 @@ def model_text(block: Block, start: int, end: int, cites: Sequence[Span]) -> str
     marks = [cit.Citation(a, b, text[a:b], (None,)) for a, b in cites]
     cleaned = cit.normalize_space(cit.remove_citations(text, start, end, marks))
     if marks:
-        cleaned = cit.strip_hanging_punctuation(cleaned, _CURATION.hanging_punctuation,
-                                               _CURATION.min_sentence_chars)
+        cleaned = cit.strip_hanging_punctuation(cleaned, cit.HANGING_PUNCTUATION, cit.MIN_SENTENCE_CHARS)
     for placeholder, replacement in block.replacements.items():
         cleaned = cleaned.replace(placeholder, replacement)
     return cit.normalize_space(cleaned)

@@ -13,7 +13,9 @@ from typing import Literal
 from pydantic import Field, field_validator
 
 from citeworth.core.params import Params
+from citeworth.text.citations import HANGING_PUNCTUATION, MIN_SENTENCE_CHARS
 from citeworth.text.sections import appendix_a_titles
+from citeworth.text.sentences import MAX_PARAGRAPH_CHARS
 
 MODES = ("citeworth", "spans-only")
 CITATION_FORMATS = ("numeric", "author_year")
@@ -77,7 +79,7 @@ class CurationConfig(Params):
     the paper (biased against author-year fields); off: no paper-level test."""
 
     # --- Paragraph checks before sentence splitting ------------------------------------------
-    max_paragraph_chars: int | None = Field(20_000, ge=1)
+    max_paragraph_chars: int | None = Field(MAX_PARAGRAPH_CHARS, ge=1)
     """Longer paragraphs are rejected as "paragraph_too_long" before any other check: no real
     paragraph comes near it (the longest of the demo corpus and PLOS sample: ~10,700 characters),
     while splitting grows faster than the length and spaCy refuses texts over 1,000,000 characters.
@@ -116,11 +118,11 @@ class CurationConfig(Params):
     LaTeX sources) joins the sentence before it instead of failing as too short."""
     min_sentences: int = 3
     """Sentences a paragraph needs (public code)."""
-    hanging_punctuation: str = " @&:;/-,\n\t"
+    hanging_punctuation: str = HANGING_PUNCTUATION
     """Hanging punctuation removed before the final mark after citation removal (public code)."""
     check_hanging_citations: bool = True
     """Appendix B hanging-citation regex."""
-    min_sentence_chars: int = 20
+    min_sentence_chars: int = MIN_SENTENCE_CHARS
     """A sentence must be longer than this (§3.1)."""
     require_capital_start: bool = True
     """A sentence must start with a capital letter."""

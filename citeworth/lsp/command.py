@@ -58,16 +58,21 @@ def main(argv: list[str] | None = None) -> int:
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
     from citeworth.lsp.settings import TORCH_THREADS
-    from citeworth.suggest.dense import Encoder
+    from citeworth.suggest.dense import WITHOUT_ENCODER, Encoder, encoder_available
     from citeworth.suggest.vector_cache import user_cache_dir
 
-    encoder = Encoder(cache_dir=user_cache_dir(), threads=TORCH_THREADS)  # loads after the first check
+    encoder = None
+    if encoder_available():
+        encoder = Encoder(cache_dir=user_cache_dir(), threads=TORCH_THREADS)  # loads after the first check
+    else:
+        logging.getLogger("citeworth.lsp").warning(WITHOUT_ENCODER)
     try:
         from citeworth.lsp.server import serve
 
         serve(encoder, sys.stdin.buffer, protocol)
     finally:
-        encoder.close()
+        if encoder is not None:
+            encoder.close()
     return 0
 
 

@@ -35,6 +35,7 @@ from __future__ import annotations
 import dataclasses
 import glob as globbing
 import hashlib
+import importlib
 import logging
 import os
 import re
@@ -44,22 +45,31 @@ from pathlib import Path
 
 from citeworth.core.errors import MissingInput
 from citeworth.core.paper import Paper
-from citeworth.sources import jats, s2_api, s2orc, s2orc_legacy, tei, unarxive
 from citeworth.sources.base import BadRecord, InputSpec, Shard
 from citeworth.sources.latex import files as latex_files
-from citeworth.sources.latex import reader as latex_reader
 
 __all__ = ["BadRecord", "InputSpec", "READERS", "Shard", "discover_shards", "input_shards", "read_shard"]
 log = logging.getLogger(__name__)
 
+
+
+def _reader(module: str) -> Callable[[Shard], Iterator[Paper | BadRecord]]:
+    """``module``'s ``read``, imported at the first shard it reads: importing this package (as
+    ``citeworth check`` does for the LaTeX parser) loads no reader and none of their dependencies."""
+    def read(shard: Shard) -> Iterator[Paper | BadRecord]:
+        return importlib.import_module(module).read(shard)
+
+    return read
+
+
 READERS: dict[str, Callable[[Shard], Iterator[Paper | BadRecord]]] = {
-    "unarxive": unarxive.read,
-    "s2orc_json": s2orc.read,
-    "s2orc_legacy": s2orc_legacy.read,
-    "s2_api": s2_api.read,
-    "jats": jats.read,
-    "tei": tei.read,
-    "arxiv_latex": latex_reader.read,
+    "unarxive": _reader("citeworth.sources.unarxive"),
+    "s2orc_json": _reader("citeworth.sources.s2orc"),
+    "s2orc_legacy": _reader("citeworth.sources.s2orc_legacy"),
+    "s2_api": _reader("citeworth.sources.s2_api"),
+    "jats": _reader("citeworth.sources.jats"),
+    "tei": _reader("citeworth.sources.tei"),
+    "arxiv_latex": _reader("citeworth.sources.latex.reader"),
 }
 
 # Files of one folder curated together at most (one-file-per-paper readers: s2orc_json, jats, tei): a
@@ -113,7 +123,9 @@ def read_shard(shard: Shard) -> Iterator[Paper | BadRecord]:
 def _unarxive(files: list[str], metadata: str | None, release: str | None) -> list[Shard]:
     if metadata:
         raise ValueError("unarxive records carry their own metadata: drop `metadata` for this input")
-    return [Shard("unarxive", _stem(path), (path,), release or unarxive.DEFAULT_RELEASE) for path in files]
+    from citeworth.sources.unarxive import DEFAULT_RELEASE
+
+    return [Shard("unarxive", _stem(path), (path,), release or DEFAULT_RELEASE) for path in files]
 
 
 def _s2orc_json(files: list[str], metadata: str | None, release: str | None) -> list[Shard]:
@@ -188,7 +200,9 @@ def _s2orc_legacy(files: list[str], metadata: str | None, release: str | None) -
         if len(parses) != 1 or len(partners) != 1:
             raise ValueError(f"s2orc_legacy shard {number}: need exactly one pdf_parses_{number} and one "
                              f"metadata_{number} file, found {parses} and {partners} (pass metadata=<glob>)")
-        shard_release = release or _release_dir(parses[0]) or s2orc_legacy.DEFAULT_RELEASE
+        from citeworth.sources.s2orc_legacy import DEFAULT_RELEASE
+
+        shard_release = release or _release_dir(parses[0]) or DEFAULT_RELEASE
         shards.append(Shard("s2orc_legacy", _safe(f"{shard_release}_{number}"), (parses[0],), shard_release,
                             partners[0]))
     return shards

@@ -17,7 +17,7 @@ import unicodedata
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 
-from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
+from citeworth.text.stop_words import STOP_WORDS
 
 _SPECIAL = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_",
             "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}"}
@@ -45,7 +45,7 @@ def ascii_letters(text: str) -> str:
 def base_key(work: BibWork) -> str:
     surname = ascii_letters(work.authors[0]) if work.authors else ""
     words = (ascii_letters(word) for word in (work.title or "").split())
-    word = next((w for w in words if len(w) > 2 and w not in ENGLISH_STOP_WORDS), "")
+    word = next((w for w in words if len(w) > 2 and w not in STOP_WORDS), "")
     return f"{surname or 'anon'}{work.year or ''}{word}"
 
 

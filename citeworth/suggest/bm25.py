@@ -15,7 +15,8 @@ from pathlib import Path
 
 import bm25s
 import numpy as np
-from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
+
+from citeworth.text.stop_words import STOP_WORDS
 
 K1, B = 1.2, 0.75
 _WORD = re.compile(r"[^\W_]{2,}")
@@ -25,7 +26,7 @@ def tokens(text: str) -> list[str]:
     """Lower-case words of two letters or more, English stop words dropped, a plural 's' stripped
     (so 'networks' matches 'network'; no stemmer is kept for this one rule)."""
     words = (w.lower() for w in _WORD.findall(text))
-    return [_singular(w) for w in words if w not in ENGLISH_STOP_WORDS]
+    return [_singular(w) for w in words if w not in STOP_WORDS]
 
 
 def _singular(word: str) -> str:

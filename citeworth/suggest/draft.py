@@ -45,7 +45,7 @@ from citeworth.suggest.candidates import (
     front_matter_bibs,
     project_bib_files,
 )
-from citeworth.suggest.dense import Encoder
+from citeworth.suggest.dense import Encoder, encoder_available
 from citeworth.suggest.ranker import Ranker, fuse, order
 from citeworth.suggest.works import WorksRanker
 
@@ -60,8 +60,10 @@ def suggest(drafts: Sequence[tuple[Draft, str]], found: Sequence[Sentence], k: i
     """Fill ``suggestions`` and ``cited_ranks`` of ``found``'s sentences; ``drafts``: each draft
     with its syntax (tex, md, txt); ``bibs``: the ``.bib`` files of drafts that name none (not
     LaTeX); ``works``: a cited-works index's ranker, whose top k works follow each flag's own
-    entries. Returns warnings about the bibliographies."""
-    encoder = encoder or Encoder()
+    entries. Returns warnings about the bibliographies. ``encoder``: default the embedded one, where
+    this install runs it (else the dense signals are left out)."""
+    if encoder is None and encoder_available():
+        encoder = Encoder()
     warnings = []
     for draft, syntax in drafts:
         files = set(draft.files) | {draft.name}

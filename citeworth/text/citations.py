@@ -17,6 +17,11 @@ from dataclasses import dataclass
 
 from citeworth.core.paper import CitationSpan
 
+# The curation's defaults for cleaning a sentence once its citations are removed (curate.rules:
+# hanging_punctuation, min_sentence_chars), which ``citeworth check`` applies to a draft's sentences.
+HANGING_PUNCTUATION = " @&:;/-,\n\t"
+MIN_SENTENCE_CHARS = 20
+
 # The paper's numeric regex without nested quantifiers. Its language: "[", a digit, then characters
 # of the range [,-;] (which holds the digits) and whitespace runs that touch a digit on at least one
 # side, the last non-space a digit, "]". Possessive/atomic parts make every attempt linear.
