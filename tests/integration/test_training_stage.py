@@ -9,7 +9,9 @@ import random
 import shutil
 import subprocess
 import sys
+from pathlib import Path
 
+import numpy as np
 import pytest
 import torch
 import yaml
@@ -21,6 +23,8 @@ from citeworth.core.io import write_jsonl
 from citeworth.core.schema import CITE_WORTHY, NOT_CITE_WORTHY, SPLITS
 from citeworth.models import data, encoders
 from citeworth.models.base import load_trained
+from citeworth.models.exported import SETTINGS_FILE
+from citeworth.models.scoring import load_model
 from citeworth.models.train import FINISHED_FITS, without_runtimes
 
 FIELDS = ["Biology", "Medicine", "Physics"]
@@ -200,7 +204,7 @@ def test_predict_scores_each_sentence_with_the_context_model(trained, capsys, mo
     (trained / "draft.txt").write_text("Previous work has shown that dark matter improves cell growth. "
                                        "We measured heat transfer in our own experiments.\n\n"
                                        "In this section we describe gene expression in detail.\n")
-    assert cli.main(["predict", "draft.txt", "--batch-size", "2"]) == 0
+    assert cli.main(["predict", "draft.txt", "--model", "models/context", "--batch-size", "2"]) == 0
     lines = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
     assert [(x["paragraph"], x["sentence"]) for x in lines] == [(0, 0), (0, 1), (1, 0)]
     assert all(0.0 <= x["score"] <= 1.0 and x["cite_worthy"] == (x["score"] >= 0.5) for x in lines)
@@ -230,6 +234,94 @@ def test_check_lints_a_draft_with_the_best_model_by_dev_f1_and_with_the_context_
         assert cited == [(4, False), (5, True), (6, False), (8, False)]
         assert all(0.0 <= r["score"] <= 1.0 for r in rows)
         assert f"model {model[1] if model else f'models/{best}'}," in err
+
+
+@pytest.fixture(scope="module")
+def exported(trained, tmp_path_factory) -> dict[str, Path]:
+    """Every model exported with `citeworth model export` (fp32; the embedded-encoder context model
+    also int8), as an author would get it."""
+    out = tmp_path_factory.mktemp("exported")
+    folders = {}
+    with pytest.MonkeyPatch.context() as mp:
+        mp.chdir(trained)
+        names = yaml.safe_load((trained / "params.yaml").read_text())["train"]["models"]
+        for name, precision in [*((name, "fp32") for name in names), ("context", "int8")]:
+            folders[f"{name}-{precision}"] = out / f"{name}-{precision}"
+            assert cli.main(["model", "export", name, "--out", str(out / f"{name}-{precision}"),
+                             "--precision", precision]) == 0
+    return folders
+
+
+def test_every_kind_exports_and_scores_the_test_split_as_torch_does(trained, exported):
+    test_records = read(trained / "data/citeworth/test.jsonl")
+    for key, folder in exported.items():
+        name, precision = key.rsplit("-", 1)
+        expected = load_trained(trained / "models" / name).predict_proba(test_records)
+        scores = load_model(folder).predict_proba(test_records)  # ONNX Runtime, or numpy for TF-IDF
+        settings = json.loads((folder / SETTINGS_FILE).read_text())
+        metrics = json.loads((trained / "metrics/models" / f"{name}.json").read_text())
+        assert settings["kind"] == metrics["kind"]
+        assert np.abs(scores - expected).max() < (1e-4 if precision == "fp32" else 0.1), key
+        assert settings["precision"] == ("fp64" if name == "tfidf_lr" else precision)
+        files = {path.name for path in folder.iterdir()}
+        assert set(settings["files"]) == files - {SETTINGS_FILE}
+        if name != "tfidf_lr":  # the trained weights and tokenizer as saved (Hugging Face layout) too
+            assert {"tokenizer.json", "model.safetensors", settings["graph"]} <= files
+
+
+def test_the_card_has_a_hugging_face_header_and_the_train_stage_s_figures(trained, exported):
+    card = (exported["context-int8"] / "README.md").read_text()
+    header = yaml.safe_load(card.split("---\n")[1])
+    test = json.loads((trained / "metrics/models/context.json").read_text())["test"]
+    assert header["language"] == ["en"] and header["license"]
+    assert header["base_model"].endswith("MiniLM-L6-v2")
+    figures = {m["type"]: m["value"] for m in header["model-index"][0]["results"][0]["metrics"]}
+    assert figures["f1"] == round(test["f1"]["mean"], 4)
+    assert figures["roc_auc"] == round(test["roc_auc"]["mean"], 4)
+    for section in ("## Training data", "## Test metrics", "## Where it is weak", "## How it was made"):
+        assert section in card
+    assert "citeworth model export context --out" in card and "int8" in card
+
+
+def test_a_packaged_model_installs_and_is_found_by_its_entry_point(exported, tmp_path, monkeypatch):
+    from citeworth.models.package import installed_models, package_model
+
+    wheel = package_model(exported["tfidf_lr-fp32"], tmp_path / "dist", "2.0.0", "tiny-lr")
+    assert wheel.name == "citeworth_model_tiny_lr-2.0.0-py3-none-any.whl"
+    assert package_model(exported["tfidf_lr-fp32"], tmp_path / "again", "2.0.0", "tiny-lr").read_bytes() \
+        == wheel.read_bytes()  # deterministic
+    site = tmp_path / "site"
+    subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--no-index",
+                    "--target", str(site), str(wheel)], check=True, capture_output=True)
+    monkeypatch.syspath_prepend(str(site))
+    [model] = [m for m in installed_models() if m.name == "tiny-lr"]
+    assert (model.distribution, model.version) == ("citeworth-model-tiny-lr", "2.0.0")
+    record = {"samples": [{"text": "It was shown before."}]}
+    assert load_model(model.path).predict_proba([record]).shape == (1,)
+
+
+@pytest.mark.parametrize(("damage", "message"), [
+    ("unlink:README.md", "README.md is missing from the exported model: export it again"),
+    ("append:model.onnx", "model.onnx was altered"),
+    ("format:99", "install a newer citeworth"),
+    ("format:0", "export the model again with this citeworth"),
+    ("unlink:citeworth_export.json", "is not a saved citeworth model"),
+])
+def test_a_damaged_export_exits_2_naming_the_file_and_the_fix(exported, tmp_path, capsys, damage, message):
+    folder = tmp_path / "model"
+    shutil.copytree(exported["sentence-fp32"], folder)
+    what, _, argument = damage.partition(":")
+    if what == "unlink":
+        (folder / argument).unlink()
+    elif what == "append":
+        with open(folder / argument, "ab") as handle:
+            handle.write(b"\0")
+    else:
+        settings = json.loads((folder / SETTINGS_FILE).read_text())
+        (folder / SETTINGS_FILE).write_text(json.dumps({**settings, "format_version": int(argument)}))
+    (tmp_path / "draft.md").write_text("Previous work has shown that dark matter improves cell growth.\n")
+    assert cli.main(["check", str(tmp_path / "draft.md"), "--model", str(folder)]) == 2
+    assert message in capsys.readouterr().err
 
 
 def test_a_clone_elsewhere_trains_byte_identical_models_in_a_fresh_process(trained, tmp_path):
