@@ -1,5 +1,6 @@
 """The spaCy-free tokenizer gives spaCy's token offsets with scispacy's rules, and its rules file is
-the one spaCy and scispacy give today (real papers: tests/integration/test_splitter_equivalence.py)."""
+the one spaCy and scispacy give today (real papers: tests/integration/test_splitter_equivalence.py);
+the stop words shipped for an author's install are scikit-learn's."""
 
 from __future__ import annotations
 
@@ -50,3 +51,11 @@ def test_scispacy_s_abbreviations_come_with_the_rules():
     from scispacy.consts import ABBREVIATIONS
 
     assert RuleTokenizer.default().abbreviations == frozenset(ABBREVIATIONS)
+
+
+def test_the_shipped_stop_words_are_scikit_learn_s():
+    from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
+
+    from citeworth.text.stop_words import STOP_WORDS
+
+    assert STOP_WORDS == ENGLISH_STOP_WORDS
