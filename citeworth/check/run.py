@@ -24,8 +24,6 @@ from citeworth.check.plain import UnreadableInput, decode_text, read_plain
 from citeworth.core.io import atomic_write
 from citeworth.drafts import BASELINED, CITED, FLAGGED, SUPPRESSED, Draft, Sentence
 from citeworth.sources.base import RecordError
-from citeworth.suggest.corpus import CorpusError
-from citeworth.suggest.works import WorksIndexError
 
 SUFFIXES = {".tex": "tex", ".ltx": "tex", ".latex": "tex", ".md": "md", ".markdown": "md", ".qmd": "md",
             ".rmd": "md"}
@@ -58,7 +56,7 @@ def check(files: Sequence[str], options: CheckOptions, report: ReportOptions, en
     if options.suggest:
         try:
             notes = _suggest(options, drafts, found, encoder)
-        except (CorpusError, WorksIndexError) as exc:
+        except UnusableIndex as exc:
             return _fail(str(exc))
         for note in notes:
             print(f"citeworth check: warning: {note}", file=sys.stderr)
@@ -157,14 +155,23 @@ def summary(found: Sequence[Sentence], drafts: Sequence[Draft], model_dir: Path,
             + f"; model {model_dir}, threshold {threshold:g}")
 
 
-def _suggest(options: CheckOptions, drafts: Sequence[Draft], found: list[Sentence], encoder) -> list[str]:
-    from citeworth.suggest.corpus import corpus_candidates
-    from citeworth.suggest.draft import suggest
+class UnusableIndex(ValueError):
+    """A paper index (--corpus) or a cited-works index (--works) that cannot be used; says why."""
 
-    corpus = corpus_candidates(options.corpus) if options.corpus else []
-    works = works_ranker(options.works, encoder) if options.works else None
-    return suggest([(d, syntax_of(d.name, options.syntax)) for d in drafts], found, options.top_k, corpus,
-                   encoder, options.bibs, works)
+
+def _suggest(options: CheckOptions, drafts: Sequence[Draft], found: list[Sentence], encoder) -> list[str]:
+    # Imported here, as --suggest asks for them: BM25 and the indexes are not a plain check's cost.
+    from citeworth.suggest.corpus import CorpusError, corpus_candidates
+    from citeworth.suggest.draft import suggest
+    from citeworth.suggest.works import WorksIndexError
+
+    try:
+        corpus = corpus_candidates(options.corpus) if options.corpus else []
+        works = works_ranker(options.works, encoder) if options.works else None
+        return suggest([(d, syntax_of(d.name, options.syntax)) for d in drafts], found, options.top_k,
+                       corpus, encoder, options.bibs, works)
+    except (CorpusError, WorksIndexError) as exc:
+        raise UnusableIndex(str(exc)) from exc
 
 
 def works_ranker(folder: Path, encoder):

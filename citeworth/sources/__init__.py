@@ -42,11 +42,16 @@ import re
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from citeworth.core.errors import MissingInput
 from citeworth.core.paper import Paper
-from citeworth.sources.base import BadRecord, InputSpec, Shard
+from citeworth.sources import base
+from citeworth.sources.base import BadRecord, Shard
 from citeworth.sources.latex import files as latex_files
+
+if TYPE_CHECKING:
+    from citeworth.sources.inputs import InputSpec
 
 __all__ = ["BadRecord", "InputSpec", "READERS", "Shard", "discover_shards", "input_shards", "read_shard"]
 log = logging.getLogger(__name__)
@@ -110,6 +115,11 @@ def input_shards(inputs: Iterable[InputSpec]) -> list[Shard]:
             continue
         shards += discover_shards(spec.reader, spec.glob, spec.metadata, spec.release, spec.collection)
     return shards
+
+
+def __getattr__(name: str):
+    """``InputSpec``, imported when asked for (see ``sources.base``)."""
+    return getattr(base, name)
 
 
 def read_shard(shard: Shard) -> Iterator[Paper | BadRecord]:

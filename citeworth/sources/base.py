@@ -6,10 +6,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TypeVar
 
-from pydantic.dataclasses import dataclass as pydantic_dataclass
-
-from citeworth.core.params import PARAMS_CONFIG
-
 RAW_CHARS = 500  # how much of an offending input a BadRecord keeps
 
 # Reasons that end a shard: nothing after them can be read.
@@ -27,26 +23,6 @@ class Shard:
     release: str  # source release (e.g. "20200705", "2023-sample", an S2 release id)
     metadata: str | None = None  # one metadata file used for filtering/fields, when separate
     collection: str | None = None  # the collection its papers are recorded under (None: the reader's name)
-
-
-@pydantic_dataclass(config=PARAMS_CONFIG)
-class InputSpec:
-    """Which reader reads which files: a params.yaml entry (curate and validate share them)."""
-
-    reader: str
-    """unarxive | s2orc_json | s2orc_legacy | s2_api | jats | tei | arxiv_latex"""
-    glob: str
-    """Files (relative to the project root) this reader reads; shards are made from them."""
-    metadata: str | None = None
-    """A separate metadata file (fields of study, filter facts)."""
-    release: str | None = None
-    """The source release recorded as provenance (null: the reader's guess)."""
-    optional: bool = False
-    """The files may be absent from a release (the demo's PLOS articles are not in demo-v1): a glob
-    that matches nothing then gives no shards instead of an error."""
-    collection: str | None = None
-    """The collection its papers are recorded under in each curated record (``collection``), so that
-    metrics can be split by it (eLife, Europe PMC, PLOS, unarXive...); null: the reader's name."""
 
 
 @dataclass(frozen=True)
@@ -95,3 +71,13 @@ def bad_record(shard: Shard, location: str, error: RecordError, raw: str | bytes
     if isinstance(raw, bytes):
         raw = raw[: RAW_CHARS * 4].decode("utf-8", errors="replace")  # UTF-8 is at most 4 bytes a char
     return BadRecord(shard.name, location, error.reason, error.detail, raw.rstrip("\r\n")[:RAW_CHARS])
+
+
+def __getattr__(name: str):
+    """``InputSpec`` (a params model, in ``citeworth.sources.inputs``) where it has always been found,
+    imported when asked for: reading a draft needs neither it nor pydantic."""
+    if name == "InputSpec":
+        from citeworth.sources.inputs import InputSpec
+
+        return InputSpec
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
