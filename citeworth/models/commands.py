@@ -84,7 +84,7 @@ def _export(args) -> int:
     source = model_folder(args.model)
     facts = card_facts(source)
     name = args.name or _package_name(args.model, source)
-    command = f"citeworth model export {args.model} --out {args.out} --precision {args.precision}"
+    command = f"citeworth model export {args.model} --precision {args.precision}"  # where it went: no matter
     settings = export_model(source, args.out, lambda exported: render(facts, exported, command),
                             args.precision, _probe(facts), name)
     shown = ("name", "package", "kind", "precision", "agreement")

@@ -280,7 +280,7 @@ def test_the_card_has_a_hugging_face_header_and_the_train_stage_s_figures(traine
     assert figures["roc_auc"] == round(test["roc_auc"]["mean"], 4)
     for section in ("## Training data", "## Test metrics", "## Where it is weak", "## How it was made"):
         assert section in card
-    assert "citeworth model export context --out" in card and "int8" in card
+    assert "citeworth model export context --precision int8" in card
 
 
 def test_a_packaged_model_installs_and_is_found_by_its_entry_point(exported, tmp_path, monkeypatch):
