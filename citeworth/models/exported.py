@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import re
 from pathlib import Path
 
@@ -34,7 +33,6 @@ FORMAT_VERSION = 1
 # Files the scorer reads (and the card): their sha256 is checked at every load; the rest (the Hugging
 # Face weights, kept for fine-tuning or torch) only by ``verify(all_files=True)``.
 TFIDF_FILE = "tfidf_lr.npz"
-THREADS_ENV = "CITEWORTH_THREADS"
 
 
 class ExportError(ValueError):
@@ -126,11 +124,8 @@ class OnnxScorer:
         context = settings.get("context")
         self.windows = None if context is None else Windows(context["window"], context["overlap"],
                                                             context["solo"], ids["cls"], ids["sep"])
-        options = onnxruntime.SessionOptions()
-        threads = os.environ.get(THREADS_ENV)
-        if threads:
-            options.intra_op_num_threads = int(threads)
-        self.session = onnxruntime.InferenceSession(str(directory / settings["graph"]), options,
+        # ONNX Runtime's defaults: every optimization, a thread per physical core
+        self.session = onnxruntime.InferenceSession(str(directory / settings["graph"]),
                                                     providers=["CPUExecutionProvider"])
 
     def predict_proba(self, records: list[dict]) -> np.ndarray:

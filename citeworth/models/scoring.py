@@ -44,8 +44,11 @@ def load_model(directory: Path, batch_size: int | None = None):
         raise NoModel(f"no trained model at {directory}: {HOW_TO_TRAIN}")
     if is_exported(directory):
         return load_exported(directory, batch_size)
-    from citeworth.models.base import load_trained
+    from citeworth.models.base import SPEC_FILE, load_trained
 
+    if not (Path(directory) / SPEC_FILE).exists():
+        raise NoModel(f"{directory} is not a citeworth model: it has neither citeworth_export.json (a model "
+                      f"exported by `citeworth model export`) nor {SPEC_FILE} (one the train stage saved)")
     try:
         model = load_trained(directory)
     except ImportError as exc:

@@ -305,7 +305,7 @@ def test_a_packaged_model_installs_and_is_found_by_its_entry_point(exported, tmp
     ("append:model.onnx", "model.onnx was altered"),
     ("format:99", "install a newer citeworth"),
     ("format:0", "export the model again with this citeworth"),
-    ("unlink:citeworth_export.json", "is not a saved citeworth model"),
+    ("unlink:citeworth_export.json", "has neither citeworth_export.json (a model exported by"),
 ])
 def test_a_damaged_export_exits_2_naming_the_file_and_the_fix(exported, tmp_path, capsys, damage, message):
     folder = tmp_path / "model"
