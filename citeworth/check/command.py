@@ -154,8 +154,8 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _encoder_loading():
+    from citeworth.core.io import user_cache_dir
     from citeworth.suggest.dense import WITHOUT_ENCODER, Encoder, encoder_available
-    from citeworth.suggest.vector_cache import user_cache_dir
 
     if not encoder_available():
         print(f"citeworth check: note: {WITHOUT_ENCODER}", file=sys.stderr)

@@ -9,7 +9,7 @@ import json
 import os
 import sys
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -116,14 +116,18 @@ def read_draft(path: str, syntax: str = "auto", sources: Mapping[str, bytes] | N
 
 
 def check_drafts(drafts: Sequence[Draft], model, threshold: float, progress: bool = False,
-                 splitter=None, known: dict[tuple[str, ...], np.ndarray] | None = None) -> list[Sentence]:
+                 splitter=None, known: dict[tuple[str, ...], np.ndarray] | None = None,
+                 on_file: Callable[[str, list[Sentence]], None] | None = None,
+                 first: Collection[str] = ()) -> list[Sentence]:
     """Every sentence of ``drafts``, scored by ``model`` (``predict_proba`` on dataset-shaped
     records, one per paragraph) and given its status; ``progress``: a bar, if stderr is a terminal.
     A language server checking the same drafts after each edit passes its ``splitter`` (a
     ``SentenceSplitter``, default a new one) and ``known``: the scores of the paragraphs scored
     before, by their sentences' texts. Only the other paragraphs are scored (the context model
     reads a paragraph whole, so a paragraph's scores depend on its sentences alone), and ``known``
-    is left holding exactly the scores of these drafts' paragraphs."""
+    is left holding exactly the scores of these drafts' paragraphs. With ``on_file``, paragraphs are
+    scored file by file (the files of ``first`` first, then in reading order) and ``on_file(file,
+    its sentences)`` is told of each as soon as they are scored: an editor shows them at once."""
     from tqdm.auto import tqdm
 
     from citeworth.models.scoring import score_paragraphs
@@ -132,19 +136,30 @@ def check_drafts(drafts: Sequence[Draft], model, threshold: float, progress: boo
     paragraphs = [p for p in sentences(drafts, splitter or SentenceSplitter()) if p]
     keys = [tuple(s.text for s in paragraph) for paragraph in paragraphs]
     scores = {} if known is None else known
-    todo = [key for key in keys if key not in scores]
-    records = [{"samples": [{"text": text} for text in key]} for key in todo]
-    with tqdm(total=sum(map(len, todo)), unit="sentence", desc="check", leave=False,
-              disable=not (progress and sys.stderr.isatty())) as bar:
-        for key, (_, found) in zip(todo, score_paragraphs(model, records, progress=bar.update), strict=True):
-            scores[key] = found
-    for paragraph, key in zip(paragraphs, keys, strict=True):
-        for sentence, score in zip(paragraph, scores[key], strict=True):
-            sentence.score = float(score)
-            sentence.status = decide(sentence, threshold)
+    groups: dict[str | None, list[int]] = {}
+    for index, paragraph in enumerate(paragraphs):
+        groups.setdefault(paragraph[0].file if on_file else None, []).append(index)
+    with tqdm(total=sum(len(key) for key in keys if key not in scores), unit="sentence", desc="check",
+              leave=False, disable=not (progress and sys.stderr.isatty())) as bar:
+        for file in sorted(groups, key=lambda file: file not in first):  # stable: reading order
+            todo = [keys[i] for i in groups[file] if keys[i] not in scores]
+            records = [{"samples": [{"text": text} for text in key]} for key in todo]
+            for key, (_, found) in zip(todo, score_paragraphs(model, records, progress=bar.update),
+                                       strict=True):
+                scores[key] = found
+            scored = [_decided(paragraphs[i], scores[keys[i]], threshold) for i in groups[file]]
+            if on_file:
+                on_file(file, [sentence for paragraph in scored for sentence in paragraph])
     for stale in scores.keys() - set(keys):
         del scores[stale]
     return [s for paragraph in paragraphs for s in paragraph]
+
+
+def _decided(paragraph: list[Sentence], scores: np.ndarray, threshold: float) -> list[Sentence]:
+    for sentence, score in zip(paragraph, scores, strict=True):
+        sentence.score = float(score)
+        sentence.status = decide(sentence, threshold)
+    return paragraph
 
 
 def summary(found: Sequence[Sentence], drafts: Sequence[Draft], model_dir: Path, threshold: float) -> str:

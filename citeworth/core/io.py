@@ -124,3 +124,8 @@ def read_jsonl(path: Path) -> Iterator[dict]:
         for line in handle:
             if line.strip():
                 yield json.loads(line)
+
+
+def user_cache_dir() -> Path:
+    """citeworth's folder in the user's cache: $XDG_CACHE_HOME/citeworth, else ~/.cache/citeworth."""
+    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "citeworth"

@@ -19,7 +19,9 @@ results file or deviation shows up without a change here):
 - ``reference/benchmarks/<name>.md``: every figure of ``benchmarks/results/<name>.json`` with the
   command, machine and date the file records, and their entries in mkdocs.yml's nav;
 - ``reference/deviation-figures.md``: ``docs/deviations.json``;
-- ``study-results.md``: ``benchmarks/results/study.json`` (``citeworth/docs/study_results.py``).
+- ``study-results.md``: ``benchmarks/results/study.json`` (``citeworth/docs/study_results.py``);
+- ``authors/model-card.md``: the card of the model the study ships, as ``benchmarks/author.py``
+  recorded it in ``benchmarks/results/author.json``.
 
 Nothing here imports MkDocs: the pages are plain Markdown, built by ``make docs``.
 """
@@ -68,6 +70,8 @@ def generated() -> dict[Path, str]:
             pages[f"reference/benchmarks/{path.stem}.md"] = benchmark_page(path)
         if (study := study_results_page(ROOT)) is not None:
             pages["study-results.md"] = study
+        if (card := model_card_page()) is not None:
+            pages["authors/model-card.md"] = card
     files = {Path("docs") / name: text for name, text in pages.items()}
     files[Path("mkdocs.yml")] = with_benchmark_nav((ROOT / "mkdocs.yml").read_text(encoding="utf-8"))
     return files
@@ -451,6 +455,21 @@ def _column(group: str, needs: dict[str, set[str]], column: dict[str, int]) -> i
 
 def _mean(values: list[float]) -> float:
     return sum(values) / len(values) if values else 0.0
+
+
+# -- the shipped model's card ---------------------------------------------------------------------
+
+def model_card_page() -> str | None:
+    """The card (README.md) of the model package the study ships, from ``author.json``: its Hugging
+    Face header as a YAML block, then its text."""
+    path = ROOT / "benchmarks" / "results" / "author.json"
+    if not path.exists():
+        return None
+    results = json.loads(path.read_text(encoding="utf-8"))
+    header, _, body = results["card"].removeprefix("---\n").partition("\n---\n")
+    return (_generated_from("`benchmarks/results/author.json` (`card`)") + body.lstrip("\n")
+            + f"\n## The card's header\n\nThe package `{results['package']}` carries this card as its "
+            "`README.md`, with the Hugging Face model card header:\n\n```yaml\n" + header.strip() + "\n```\n")
 
 
 # -- benchmark results ------------------------------------------------------------------------------

@@ -15,8 +15,9 @@ event loop); the readers, the rules, the scoring and the ranker are ``citeworth 
 from __future__ import annotations
 
 import dataclasses
+import functools
 import sys
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -93,6 +94,7 @@ class Checked:
     ranker: DraftRanker | None = None  # built when first asked for
     works: WorkSuggester | None = None  # with a cited-works index, built with ``ranker``
     bibliography_warnings: list[str] = field(default_factory=list)
+    published_early: set[str] = field(default_factory=set)  # files whose flags went out as they came
     _lines: dict[str, list[str]] = field(default_factory=dict)  # file -> its lines, split once
 
     @property
@@ -161,8 +163,11 @@ class Checker:
             return False, str(exc)
         return True, None
 
-    def check(self, project: Project, buffers: Mapping[Path, Buffer], options: CheckOptions) -> Checked:
-        """Read ``project`` (its open ``buffers`` over its files on disk), score its sentences."""
+    def check(self, project: Project, buffers: Mapping[Path, Buffer], options: CheckOptions,
+              on_file: Callable[[Checked, str, list[Sentence]], None] | None = None) -> Checked:
+        """Read ``project`` (its open ``buffers`` over its files on disk), score its sentences;
+        ``on_file(checked, file, sentences)`` is told of each file's sentences once they are scored,
+        the open files' first."""
         checked = Checked(project, options)
         if project.disk is None:
             project.disk = disk_files(project.main, project.syntax)
@@ -182,14 +187,16 @@ class Checker:
             except READ_ERRORS as exc:
                 checked.problem = read_problem(str(project.main), exc)
                 return checked
+            for file in draft.files or [draft.name]:
+                buffer = buffers.get(Path(file))
+                relative = Path(file).relative_to(project.main.parent).as_posix()
+                checked.texts[file] = buffer.text if buffer else decode(checked.sources.get(relative, b""))
+                checked.versions[file] = buffer.version if buffer else None
+            told = None if on_file is None else functools.partial(on_file, checked)
             checked.sentences = check_drafts([draft], self.model, options.threshold,
-                                             splitter=project.splitter, known=project.scores)
+                                             splitter=project.splitter, known=project.scores,
+                                             on_file=told, first={str(path) for path in buffers})
         checked.draft, checked.warnings = draft, draft.warnings + directive_warnings(draft)
-        for file in draft.files or [draft.name]:
-            buffer = buffers.get(Path(file))
-            relative = Path(file).relative_to(project.main.parent).as_posix()
-            checked.texts[file] = buffer.text if buffer else decode(checked.sources.get(relative, b""))
-            checked.versions[file] = buffer.version if buffer else None
         self._encoder_loading()
         return checked
 

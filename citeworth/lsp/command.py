@@ -57,9 +57,9 @@ def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(handlers=[handler], level=handler.level,
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
+    from citeworth.core.io import user_cache_dir
     from citeworth.lsp.settings import TORCH_THREADS
     from citeworth.suggest.dense import WITHOUT_ENCODER, Encoder, encoder_available
-    from citeworth.suggest.vector_cache import user_cache_dir
 
     encoder = None
     if encoder_available():

@@ -45,7 +45,7 @@ class CiteworthServer(LanguageServer):
         self.published: dict[Path, set[str]] = {}  # main file -> files given diagnostics
         self.pending: dict[Path, asyncio.Task] = {}  # main file -> its scheduled check
         self.model_problem: str | None = None
-        self.initialization_options = None
+        self.configuring: asyncio.Future | None = None  # the settings of initialize, being taken
 
     async def run(self, function: Callable, *args):
         """``function(*args)`` on the worker thread."""
@@ -73,8 +73,9 @@ class CiteworthServer(LanguageServer):
             index = self.checker.works.index
             self.window_log_message(types.LogMessageParams(types.MessageType.Info, (
                 f"citeworth: cited-works index {index.folder} loaded ({index.size:,} works)")))
-        for project in list(self.projects.values()):
-            self.schedule(project, 0)
+        for project in list(self.projects.values()):  # a check under way uses these settings already
+            if (task := self.pending.get(project.main)) is None or task.done():
+                self.schedule(project, 0)
 
     async def open(self, path: Path, text: str) -> None:
         syntax = draft_syntax(path)
@@ -124,12 +125,32 @@ class CiteworthServer(LanguageServer):
             await asyncio.sleep(delay_ms / 1000)
         if self.checker.model is None or self.projects.get(project.main) is not project:
             return
-        checked = await self.run(self.checker.check, project, self._buffers(project), self.settings.options)
+        loop, task = asyncio.get_running_loop(), asyncio.current_task()
+
+        def told(checked: Checked, file: str, found: list) -> None:  # on the worker thread
+            loop.call_soon_threadsafe(self._publish_file, project, task, checked, file, found)
+
+        checked = await self.run(self.checker.check, project, self._buffers(project), self.settings.options,
+                                 told)
         if self.projects.get(project.main) is not project:  # closed meanwhile
             return
         self.pending.pop(project.main, None)
         self.checked[project.main] = checked
         self.publish(checked)
+        if project.scored_with is not self.checker.model:  # the model changed while it was scored
+            self.schedule(project, 0)
+
+    def _publish_file(self, project: Project, task: asyncio.Task, checked: Checked, file: str,
+                      found: list) -> None:
+        """One file's flags as soon as they are scored, while the rest of its draft is (unless the
+        draft was closed or a newer check started meanwhile)."""
+        if self.projects.get(project.main) is not project or self.pending.get(project.main) is not task:
+            return
+        lines, codec = checked.lines(file), self.workspace.position_codec
+        flags = [features.diagnostic(s, lines, codec) for s in found if s.status == FLAGGED]
+        self.text_document_publish_diagnostics(
+            types.PublishDiagnosticsParams(from_fs_path(file), flags, checked.versions.get(file)))
+        checked.published_early.add(file)
 
     def _buffers(self, project: Project) -> dict[Path, Buffer]:
         """The open documents that are part of ``project``, as the editor holds them now."""
@@ -141,11 +162,15 @@ class CiteworthServer(LanguageServer):
         return found
 
     def publish(self, checked: Checked) -> None:
+        """Every file's diagnostics (those published while the check ran are not sent again, unless
+        notes about the draft join them); a file no longer part of the draft is cleared."""
         by_file = features.diagnostics(checked, self.workspace.position_codec)
         main = checked.project.main
         for file in self.published.get(main, set()) - by_file.keys():
             self.text_document_publish_diagnostics(types.PublishDiagnosticsParams(from_fs_path(file), []))
         for file, found in by_file.items():
+            if file in checked.published_early and not any(d.code is None for d in found):
+                continue
             self.text_document_publish_diagnostics(
                 types.PublishDiagnosticsParams(from_fs_path(file), found, checked.versions.get(file)))
         self.published[main] = set(by_file)
@@ -309,7 +334,8 @@ def build(encoder) -> CiteworthServer:
         folders = [f.uri for f in params.workspace_folders or []]
         root = params.root_uri or (folders[0] if folders else None)
         ls.root = _path(root) if root else Path.cwd()
-        ls.initialization_options = params.initialization_options
+        # The model loads (on the worker thread) while the editor answers and opens its documents.
+        ls.configuring = asyncio.ensure_future(ls.configure(params.initialization_options, reload=True))
 
     @server.feature(types.INITIALIZED)
     async def initialized(ls: CiteworthServer, params: types.InitializedParams) -> None:
@@ -323,7 +349,7 @@ def build(encoder) -> CiteworthServer:
                 await ls.client_register_capability_async(types.RegistrationParams([registration]))
             except Exception as exc:  # a client that offers it but fails: saves still refresh
                 log.warning("file watching not registered: %s", exc)
-        await ls.configure(ls.initialization_options, reload=True)
+        await ls.configuring
 
     @server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
     async def configuration(ls: CiteworthServer, params: types.DidChangeConfigurationParams) -> None:

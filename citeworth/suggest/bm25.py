@@ -13,7 +13,6 @@ import re
 from collections.abc import Iterable
 from pathlib import Path
 
-import bm25s
 import numpy as np
 
 from citeworth.text.stop_words import STOP_WORDS
@@ -40,8 +39,10 @@ class BM25:
     def __init__(self, documents: Iterable[str], k1: float = K1, b: float = B):
         words = [tokens(text) for text in documents]
         self.size = len(words)
-        self.index: bm25s.BM25 | None = None
+        self.index = None  # a bm25s.BM25 (imported here: the language server starts without it)
         if any(words):  # bm25s cannot index a corpus without a word
+            import bm25s
+
             self.index = bm25s.BM25(k1=k1, b=b, method="lucene")
             self.index.index(words, show_progress=False)
 
@@ -58,6 +59,8 @@ class BM25:
         found.size = size
         found.index = None
         if any(Path(folder).iterdir()):
+            import bm25s
+
             found.index = bm25s.BM25.load(str(folder), mmap=True, show_progress=False)
         return found
 

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import hashlib
 import logging
-import os
 import sqlite3
 import time
 from collections.abc import Sequence
@@ -24,10 +23,6 @@ log = logging.getLogger(__name__)
 
 LIMIT = 40_000  # vectors kept (384 float32 each: 1.5 kB)
 FILE_NAME = "suggest-vectors.sqlite"
-
-
-def user_cache_dir() -> Path:
-    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "citeworth"
 
 
 class VectorCache:

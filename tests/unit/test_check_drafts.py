@@ -181,6 +181,24 @@ def test_the_context_model_gets_each_paragraph_whole(tex):
     ]
 
 
+def test_a_language_server_is_told_of_each_file_once_scored_the_open_files_first(tex):
+    """What lets an editor show a file's flags before the rest of its draft is scored."""
+    drafts, _ = read_drafts([str(MAIN)])
+    scorer, told = ReportedScorer(), []
+
+    def on_file(file: str, found: list) -> None:
+        assert all(s.file == file and s.score is not None for s in found)
+        told.append((file, len(scorer.records), [(s.line, s.column, s.status) for s in found]))
+
+    found = check_drafts(drafts, scorer, 0.5, on_file=on_file, first={str(METHOD)})
+    assert [file for file, _, _ in told] == [str(METHOD), str(MAIN)]  # then in reading order
+    assert told[0][1] < len(scorer.records)  # the open file was told of before the rest was scored
+    def statuses(sentences) -> list:
+        return sorted((s.file, s.line, s.column, s.status) for s in sentences)
+
+    assert sorted((f, *s) for f, _, sentences in told for s in sentences) == statuses(found) == statuses(tex)
+
+
 def test_a_chapter_given_beside_its_main_file_is_checked_once_and_alone_as_a_fragment():
     drafts, problems = read_drafts([str(METHOD), str(MAIN), str(MAIN)])
     assert problems == [] and [d.name for d in drafts] == [str(MAIN)]
