@@ -121,21 +121,27 @@ def _package(args) -> int:
 
 
 def _list(args) -> int:
+    from citeworth.core.workspaces import profile_workspace
+    from citeworth.models.base import SPEC_FILE
+    from citeworth.models.exported import SETTINGS_FILE
     from citeworth.models.package import installed_models
-    from citeworth.models.scoring import MODELS_DIR, MODELS_SUMMARY, NoModel, best_model
+    from citeworth.models.scoring import MODELS_DIR
 
     installed = sorted(installed_models(), key=lambda m: -m.installed_at)
-    try:
-        best = best_model(MODELS_SUMMARY, MODELS_DIR).name
-    except NoModel:
-        best = None
-    here = sorted(p.name for p in MODELS_DIR.iterdir() if p.is_dir()) if MODELS_DIR.is_dir() else []
+    best = _best_name(Path("."))
+    here = sorted(p.parent.name for name in (SPEC_FILE, SETTINGS_FILE) for p in MODELS_DIR.glob(f"*/{name}"))
+    builds = {}  # a params profile's build (make study): --model <profile> names its best
+    for profile in sorted(p.stem for p in Path("params").glob("*.yaml")):
+        workspace = profile_workspace(Path.cwd(), profile)
+        if workspace.is_dir():
+            builds[profile] = _best_name(workspace)
     default = f"{MODELS_DIR / best}" if best else (str(installed[0].path) if installed else None)
     if args.json:
         print(json.dumps({"installed": [{"name": m.name, "distribution": m.distribution, "version": m.version,
                                          "path": str(m.path), "installed_at": _when(m.installed_at)}
                                         for m in installed],
-                          "checkout": here, "checkout_best": best, "default": default}, indent=2))
+                          "checkout": here, "checkout_best": best, "profile_builds": builds,
+                          "default": default}, indent=2))
         return 0
     print("installed model packages (newest first):")
     for model in installed:
@@ -148,8 +154,20 @@ def _list(args) -> int:
         print(f"  {name}" + ("  (best by dev F1)" if name == best else ""))
     if not here:
         print("  none")
+    for profile, name in builds.items():
+        print(f"profile build {profile!r} (--model {profile}): best {name or 'none yet'}")
     print(f"default for citeworth check: {default or 'none'}")
     return 0
+
+
+def _best_name(root: Path) -> str | None:
+    """The name of the best model by dev F1 of the project at ``root``, if it has one."""
+    from citeworth.models.scoring import MODELS_DIR, MODELS_SUMMARY, NoModel, best_model
+
+    try:
+        return best_model(root / MODELS_SUMMARY, root / MODELS_DIR).name
+    except NoModel:
+        return None
 
 
 def _when(timestamp: float) -> str:

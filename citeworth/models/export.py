@@ -19,7 +19,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from citeworth.core.io import write_json, write_text
+from citeworth.core.io import sha256_file, write_json, write_text
 from citeworth.core.schema import CITE_WORTHY, NOT_CITE_WORTHY, THRESHOLD
 from citeworth.core.version import tool_version
 from citeworth.models import data
@@ -33,7 +33,6 @@ from citeworth.models.exported import (
     ExportError,
     OnnxScorer,
     TfidfScorer,
-    file_sha256,
 )
 from citeworth.models.scoring import labelled_for_scoring
 
@@ -82,7 +81,7 @@ def export_model(source: Path, out: Path, card: Callable[[dict], str], precision
                     "kind": spec.kind, "threshold": THRESHOLD,
                     "labels": {"0": NOT_CITE_WORTHY, "1": CITE_WORTHY}, **settings}
         write_text(folder / CARD_FILE, card(settings))
-        settings["files"] = {p.name: file_sha256(p) for p in sorted(folder.iterdir()) if p.is_file()}
+        settings["files"] = {p.name: sha256_file(p) for p in sorted(folder.iterdir()) if p.is_file()}
         write_json(folder / SETTINGS_FILE, settings)
     return settings
 

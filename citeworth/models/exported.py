@@ -16,7 +16,6 @@ and score with, so a sentence is read the same way in both.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import logging
 import os
@@ -26,7 +25,7 @@ from pathlib import Path
 
 import numpy as np
 
-from citeworth.core.io import user_cache_dir
+from citeworth.core.io import sha256_file, user_cache_dir
 from citeworth.models import data
 from citeworth.models.inputs import Windows, context_arrays, length_batches, sentence_arrays, sentence_items
 
@@ -81,7 +80,7 @@ def verify(directory: Path, settings: dict, all_files: bool = False) -> None:
         if not path.is_file():
             raise ExportError(f"{path} is missing from the exported model: export it again "
                               "(or reinstall its package)")
-        if file_sha256(path) != expected:
+        if sha256_file(path) != expected:
             raise ExportError(f"{path} was altered (its sha256 is not the one {SETTINGS_FILE} records): "
                               "export the model again (or reinstall its package)")
 
@@ -90,14 +89,6 @@ def scorer_files(settings: dict) -> list[str]:
     if settings["runtime"] == "tfidf":
         return [TFIDF_FILE, CARD_FILE]
     return [settings["graph"], settings["tokenizer"], CARD_FILE]
-
-
-def file_sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        while block := handle.read(1 << 20):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def load_exported(directory: Path, batch_size: int | None = None):
