@@ -23,6 +23,8 @@ LONGEST_FIRST = (
     "integration/test_airflow_dags.py",           # ~360 s
     "integration/test_results_page_browser.py",   # ~240 s
     "integration/test_demo_models.py",            # ~180 s
+    "integration/test_training_stage.py",         # ~150 s: every model kind trained, then exported
+    "integration/test_author_install.py",         # ~60 s: a fresh venv with an author's install
     "integration/test_dvc_reproducible.py",       # ~90 s
     "integration/test_airflow_setup.py",          # ~70 s
     "integration/test_airflow_arxiv_latex.py",    # ~60 s

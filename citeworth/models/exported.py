@@ -33,8 +33,6 @@ SETTINGS_FILE = "citeworth_export.json"
 CARD_FILE = "README.md"
 FORMAT = "citeworth-model"
 FORMAT_VERSION = 1
-# Files the scorer reads (and the card): their sha256 is checked at every load; the rest (the Hugging
-# Face weights, kept for fine-tuning or torch) only by ``verify(all_files=True)``.
 TFIDF_FILE = "tfidf_lr.npz"
 log = logging.getLogger(__name__)
 
@@ -86,6 +84,8 @@ def verify(directory: Path, settings: dict, all_files: bool = False) -> None:
 
 
 def scorer_files(settings: dict) -> list[str]:
+    """The files the scorer reads, and the card: their sha256 is checked at every load; the rest (the
+    Hugging Face weights, kept for fine-tuning or torch) by ``verify(all_files=True)``, as packaging does."""
     if settings["runtime"] == "tfidf":
         return [TFIDF_FILE, CARD_FILE]
     return [settings["graph"], settings["tokenizer"], CARD_FILE]
