@@ -49,6 +49,7 @@ MAIN_FILE = "emnlp2020.tex"
 COMMAND = ".venv/bin/python benchmarks/author.py"
 TARGETS = {"check_cold_seconds": 2.0, "lsp_first_diagnostics_seconds": 1.5, "install_mb": 500,
            "roc_auc_difference": 0.003, "f1_difference_points": 0.5}
+SETTLE = 1.0  # seconds without a new file's diagnostics after which a draft's check is taken as done
 THREADS = 2  # torch's, as ONNX Runtime's default on this 2-core machine (a thread per physical core)
 
 
@@ -261,11 +262,16 @@ def _cold_checks(citeworth: Path, paper: Path, model: Path | None, runs: int) ->
 
 
 def _first_diagnostics(citeworth: Path, paper: Path, model: Path | None, runs: int) -> dict:
-    seconds = [asyncio.run(_lsp_once(citeworth, paper, model)) for _ in range(runs)]
-    return {"median": round(statistics.median(seconds), 3), "runs": [round(s, 3) for s in seconds]}
+    """Seconds from ``initialize`` to the first diagnostics with a flag in them (``median``), to the
+    first diagnostics of any file (a file scored without a flag is one too) and to the last file's."""
+    timings = [asyncio.run(_lsp_once(citeworth, paper, model)) for _ in range(runs)]
+    found = {key: [round(t[key], 3) for t in timings] for key in timings[0]}
+    return {"median": statistics.median(found["first_flag"]),
+            **{f"{key}_median": statistics.median(values) for key, values in found.items()},
+            "runs": found["first_flag"], "files_of_the_paper": timings[0]["files"]}
 
 
-async def _lsp_once(citeworth: Path, paper: Path, model: Path | None) -> float:
+async def _lsp_once(citeworth: Path, paper: Path, model: Path | None) -> dict:
     from lsprotocol import types
     from pytest_lsp import ClientServerConfig, client_capabilities
 
@@ -280,11 +286,23 @@ async def _lsp_once(citeworth: Path, paper: Path, model: Path | None) -> float:
             initialization_options=options))
         client.text_document_did_open(types.DidOpenTextDocumentParams(
             types.TextDocumentItem(main.as_uri(), "latex", 1, main.read_text())))
-        while not client.diagnostics:
-            if time.perf_counter() - start > 300:
-                raise RuntimeError(f"{citeworth} lsp: no diagnostics within 300 s")
-            await asyncio.sleep(0.005)
-        return time.perf_counter() - start
+        times: dict[str, float] = {}
+        seen, changed = 0, 0.0
+        while True:  # woken by each notification (no polling: the client shares the 2 cores)
+            try:
+                await asyncio.wait_for(client.wait_for_notification(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS),
+                                       SETTLE if "first_flag" in times else 300)
+            except TimeoutError:
+                if "first_flag" in times:
+                    break
+                raise RuntimeError(f"{citeworth} lsp: no flag within 300 s") from None
+            now = time.perf_counter() - start
+            times.setdefault("first_diagnostics", now)
+            if any(client.diagnostics.values()):
+                times.setdefault("first_flag", now)
+            if len(client.diagnostics) != seen:
+                seen, changed = len(client.diagnostics), now
+        return {**times, "every_file": changed, "files": seen}
     finally:
         await client.shutdown_session()
         await client.stop()

@@ -145,9 +145,12 @@ def main(argv: list[str] | None = None) -> int:
     os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")  # weights loading: ours is the one bar
     encoder = _encoder_loading() if args.suggest else None  # loads while the drafts are read and scored
     try:
-        from citeworth.check import run  # spaCy, the readers, the model: the encoder loads meanwhile
+        from citeworth.core import collector
 
-        return run.check(args.files, options, report, encoder)
+        with collector.streaming():  # one check, then the process ends: no collection walks what it built
+            from citeworth.check import run  # the readers, the model: the encoder loads meanwhile
+
+            return run.check(args.files, options, report, encoder)
     finally:
         if encoder is not None:  # every way out, an early error too
             encoder.close()

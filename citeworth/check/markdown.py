@@ -18,11 +18,6 @@ from __future__ import annotations
 import re
 from functools import cache
 
-from markdown_it import MarkdownIt
-from mdit_py_plugins.dollarmath import dollarmath_plugin
-from mdit_py_plugins.footnote import footnote_plugin
-from mdit_py_plugins.front_matter import front_matter_plugin
-
 from citeworth.check.plain import locator, pattern_citations
 from citeworth.drafts import Block, Directive, Draft, Span
 
@@ -35,7 +30,13 @@ _MATHS = ("math_inline", "math_inline_double")
 
 
 @cache
-def _parser() -> MarkdownIt:
+def _parser():
+    """markdown-it (imported here: a LaTeX check, or a language server's start, goes without it)."""
+    from markdown_it import MarkdownIt
+    from mdit_py_plugins.dollarmath import dollarmath_plugin
+    from mdit_py_plugins.footnote import footnote_plugin
+    from mdit_py_plugins.front_matter import front_matter_plugin
+
     return (MarkdownIt("commonmark", {"html": True}).enable("table")
             .use(front_matter_plugin).use(dollarmath_plugin).use(footnote_plugin))
 

@@ -20,6 +20,7 @@ import sys
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from citeworth.check.draft import directive_warnings, sentences
 from citeworth.check.latex import IGNORE_COMMENT as TEX_IGNORE
@@ -31,9 +32,11 @@ from citeworth.drafts import Draft, Insertion, Sentence, Suggested
 from citeworth.lsp.projects import disk_files, draft_sources
 from citeworth.lsp.settings import TORCH_THREADS
 from citeworth.sources.latex.project import decode
-from citeworth.suggest.candidates import Candidate
-from citeworth.suggest.draft import DraftRanker, WorkSuggester, draft_bib, draft_bibliography
-from citeworth.suggest.works import WorksIndex, WorksIndexError, WorksRanker
+
+if TYPE_CHECKING:  # the suggestions' modules load with the first suggestion, not with the server
+    from citeworth.suggest.candidates import Candidate
+    from citeworth.suggest.draft import DraftRanker, WorkSuggester
+    from citeworth.suggest.works import WorksRanker
 
 COMPLETION_WORKS = 10  # works of the cited-works index a completion lists after the draft's entries
 
@@ -157,6 +160,8 @@ class Checker:
         self.works, self.works_dir = None, None
         if folder is None:
             return False, None
+        from citeworth.suggest.works import WorksIndex, WorksIndexError, WorksRanker
+
         try:
             self.works, self.works_dir = WorksRanker(WorksIndex(folder), self.encoder), folder
         except WorksIndexError as exc:
@@ -216,6 +221,8 @@ class Checker:
     def ranker(self, checked: Checked) -> DraftRanker:
         """The ranker of ``checked``'s own bibliography (built once per check)."""
         if checked.ranker is None:
+            from citeworth.suggest.draft import DraftRanker, WorkSuggester, draft_bib, draft_bibliography
+
             self._encoder_loading()
             own, checked.bibliography_warnings = draft_bibliography(
                 checked.draft, checked.project.syntax, list(checked.options.bibs), checked.sources)

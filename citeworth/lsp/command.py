@@ -67,8 +67,10 @@ def main(argv: list[str] | None = None) -> int:
     else:
         logging.getLogger("citeworth.lsp").warning(WITHOUT_ENCODER)
     try:
-        from citeworth.lsp.server import serve
+        from citeworth.core import collector
 
+        with collector.starting():
+            from citeworth.lsp.server import serve
         serve(encoder, sys.stdin.buffer, protocol)
     finally:
         if encoder is not None:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from lsprotocol import types
 
@@ -15,7 +16,9 @@ from citeworth.check.formats import MESSAGE, cited_by
 from citeworth.check.markdown import KEY
 from citeworth.drafts import BIBLIOGRAPHY, FLAGGED, WORKS, Insertion, Sentence, Suggested
 from citeworth.lsp.checker import Checked
-from citeworth.suggest.candidates import Candidate
+
+if TYPE_CHECKING:
+    from citeworth.suggest.candidates import Candidate
 
 SOURCE = "citeworth"
 _UNITS = {types.PositionEncodingKind.Utf8: ("utf-8", 1), types.PositionEncodingKind.Utf16: ("utf-16-le", 2),

@@ -25,7 +25,6 @@ from citeworth.lsp import features
 from citeworth.lsp.checker import Buffer, Checked, Checker, Project
 from citeworth.lsp.projects import draft_syntax, main_file
 from citeworth.lsp.settings import SECTION, Settings, read_settings
-from citeworth.suggest.draft import bib_problem
 
 log = logging.getLogger(__name__)
 TRIGGERS = ["{", ",", "@"]  # a key starts: \cite{ or \cite{a, ; pandoc's [@ or @
@@ -239,6 +238,8 @@ class CiteworthServer(LanguageServer):
     async def add_entry(self, path: str, entry: str) -> None:
         """Append ``entry`` to the .bib ``path`` (a work's completion was accepted), unless it
         cannot take it or already has that key: said in a message, no edit."""
+        from citeworth.suggest.draft import bib_problem
+
         bib = self.bib_document(Path(path))
         problem = None if bib is None else bib_problem(Path(path), bib.text, entry)
         if bib is None or problem:
