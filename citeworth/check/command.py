@@ -158,11 +158,13 @@ def main(argv: list[str] | None = None) -> int:
 
 def _encoder_loading():
     from citeworth.core.io import user_cache_dir
-    from citeworth.suggest.dense import WITHOUT_ENCODER, Encoder, encoder_available
+    from citeworth.suggest import WITHOUT_ENCODER, encoder_available
 
     if not encoder_available():
         print(f"citeworth check: note: {WITHOUT_ENCODER}", file=sys.stderr)
         return None
+    from citeworth.suggest.dense import Encoder
+
     encoder = Encoder(cache_dir=user_cache_dir())
     encoder.load_in_background()
     return encoder

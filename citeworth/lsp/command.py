@@ -59,10 +59,12 @@ def main(argv: list[str] | None = None) -> int:
     os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
     from citeworth.core.io import user_cache_dir
     from citeworth.lsp.settings import TORCH_THREADS
-    from citeworth.suggest.dense import WITHOUT_ENCODER, Encoder, encoder_available
+    from citeworth.suggest import WITHOUT_ENCODER, encoder_available
 
     encoder = None
     if encoder_available():
+        from citeworth.suggest.dense import Encoder
+
         encoder = Encoder(cache_dir=user_cache_dir(), threads=TORCH_THREADS)  # loads after the first check
     else:
         logging.getLogger("citeworth.lsp").warning(WITHOUT_ENCODER)

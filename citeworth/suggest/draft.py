@@ -37,6 +37,7 @@ from citeworth.drafts import (
 from citeworth.sources.latex import project_files
 from citeworth.sources.latex.bibliography import read_bib
 from citeworth.sources.latex.project import decode, tex_texts
+from citeworth.suggest import encoder_available
 from citeworth.suggest.bibtex import bibtex_entry, entry_key
 from citeworth.suggest.candidates import (
     Candidate,
@@ -45,7 +46,7 @@ from citeworth.suggest.candidates import (
     front_matter_bibs,
     project_bib_files,
 )
-from citeworth.suggest.dense import Encoder, encoder_available
+from citeworth.suggest.dense import Encoder
 from citeworth.suggest.ranker import Ranker, fuse, order
 from citeworth.suggest.works import WorksRanker
 
