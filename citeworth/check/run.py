@@ -136,20 +136,27 @@ def check_drafts(drafts: Sequence[Draft], model, threshold: float, progress: boo
     paragraphs = [p for p in sentences(drafts, splitter or SentenceSplitter()) if p]
     keys = [tuple(s.text for s in paragraph) for paragraph in paragraphs]
     scores = {} if known is None else known
-    groups: dict[str | None, list[int]] = {}
-    for index, paragraph in enumerate(paragraphs):
-        groups.setdefault(paragraph[0].file if on_file else None, []).append(index)
+    groups: dict[str | None, list[int]] = {}  # scored together: one file's paragraphs, the open files' first
+    for index in sorted(range(len(paragraphs)), key=lambda i: not any(s.file in first for s in paragraphs[i])):
+        groups.setdefault(paragraphs[index][0].file if on_file else None, []).append(index)
+    waiting: dict[str, set[int]] = {}  # file -> its paragraphs (one can span an \input), until told
+    for index, paragraph in enumerate(paragraphs if on_file else ()):
+        for sentence in paragraph:
+            waiting.setdefault(sentence.file, set()).add(index)
+    scored: set[int] = set()
     with tqdm(total=sum(len(key) for key in keys if key not in scores), unit="sentence", desc="check",
               leave=False, disable=not (progress and sys.stderr.isatty())) as bar:
-        for file in sorted(groups, key=lambda file: file not in first):  # stable: reading order
-            todo = [keys[i] for i in groups[file] if keys[i] not in scores]
+        for group in groups.values():
+            todo = [keys[i] for i in group if keys[i] not in scores]
             records = [{"samples": [{"text": text} for text in key]} for key in todo]
             for key, (_, found) in zip(todo, score_paragraphs(model, records, progress=bar.update),
                                        strict=True):
                 scores[key] = found
-            scored = [_decided(paragraphs[i], scores[keys[i]], threshold) for i in groups[file]]
-            if on_file:
-                on_file(file, [sentence for paragraph in scored for sentence in paragraph])
+            for index in group:
+                _decided(paragraphs[index], scores[keys[index]], threshold)
+            scored.update(group)
+            for file in [file for file, indices in waiting.items() if indices <= scored]:
+                on_file(file, [s for i in sorted(waiting.pop(file)) for s in paragraphs[i] if s.file == file])
     for stale in scores.keys() - set(keys):
         del scores[stale]
     return [s for paragraph in paragraphs for s in paragraph]

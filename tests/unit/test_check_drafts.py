@@ -199,6 +199,20 @@ def test_a_language_server_is_told_of_each_file_once_scored_the_open_files_first
     assert sorted((f, *s) for f, _, sentences in told for s in sentences) == statuses(found) == statuses(tex)
 
 
+def test_a_paragraph_across_an_input_tells_each_file_of_its_own_sentences(tmp_path):
+    """No blank line around ``\\input``: one paragraph, two files, each told of its own sentences
+    (an editor places them on that file's lines)."""
+    (tmp_path / "main.tex").write_text("\\begin{document}\nYeast cells divide.\n\\input{chapter}\n"
+                                       "\\end{document}\n")
+    (tmp_path / "chapter.tex").write_text("Flux varies with temperature.\nPlants grow.\n")
+    drafts, _ = read_drafts([str(tmp_path / "main.tex")])
+    told = {}
+    check_drafts(drafts, ReportedScorer(), 0.5, first={str(tmp_path / "chapter.tex")},
+                 on_file=lambda file, found: told.setdefault(file, [(s.line, s.text) for s in found]))
+    assert told == {str(tmp_path / "main.tex"): [(2, "Yeast cells divide.")],
+                    str(tmp_path / "chapter.tex"): [(1, "Flux varies with temperature."), (2, "Plants grow.")]}
+
+
 def test_a_chapter_given_beside_its_main_file_is_checked_once_and_alone_as_a_fragment():
     drafts, problems = read_drafts([str(METHOD), str(MAIN), str(MAIN)])
     assert problems == [] and [d.name for d in drafts] == [str(MAIN)]

@@ -8,7 +8,7 @@ import os
 
 import pytest
 
-from citeworth import cli
+from citeworth import cli, stages
 from citeworth.core import knobs
 from citeworth.core.errors import InvalidSetting
 
@@ -30,7 +30,7 @@ def test_a_variable_that_is_not_a_count_is_refused_naming_it(monkeypatch, text):
 def test_the_cli_option_sets_the_variable_for_the_stage_and_no_param(monkeypatch):
     monkeypatch.setenv(knobs.WORKERS_ENV, "7")  # the option wins over the environment
     seen = []
-    monkeypatch.setattr(cli, "run_stage", lambda stage, overrides, path: seen.append(
+    monkeypatch.setattr(stages, "run_stage", lambda stage, overrides, path: seen.append(
         (stage, overrides, os.environ[knobs.WORKERS_ENV])))
     assert cli.main(["run", "curate", "--workers", "2", "-S", "rules.min_sentences=2"]) == 0
     assert seen == [("curate", {"rules.min_sentences": 2}, "2")]
