@@ -209,8 +209,9 @@ def test_a_paragraph_across_an_input_tells_each_file_of_its_own_sentences(tmp_pa
     told = {}
     check_drafts(drafts, ReportedScorer(), 0.5, first={str(tmp_path / "chapter.tex")},
                  on_file=lambda file, found: told.setdefault(file, [(s.line, s.text) for s in found]))
-    assert told == {str(tmp_path / "main.tex"): [(2, "Yeast cells divide.")],
-                    str(tmp_path / "chapter.tex"): [(1, "Flux varies with temperature."), (2, "Plants grow.")]}
+    assert told == {
+        str(tmp_path / "main.tex"): [(2, "Yeast cells divide.")],
+        str(tmp_path / "chapter.tex"): [(1, "Flux varies with temperature."), (2, "Plants grow.")]}
 
 
 def test_a_chapter_given_beside_its_main_file_is_checked_once_and_alone_as_a_fragment():
