@@ -137,8 +137,10 @@ def check_drafts(drafts: Sequence[Draft], model, threshold: float, progress: boo
     keys = [tuple(s.text for s in paragraph) for paragraph in paragraphs]
     scores = {} if known is None else known
     groups: dict[str | None, list[int]] = {}  # scored together: one file's paragraphs, the open files' first
-    by_priority = sorted(range(len(paragraphs)), key=lambda i: {s.file for s in paragraphs[i]}.isdisjoint(first))
-    for index in by_priority:
+    def not_open(index: int) -> bool:
+        return {s.file for s in paragraphs[index]}.isdisjoint(first)
+
+    for index in sorted(range(len(paragraphs)), key=not_open):
         groups.setdefault(paragraphs[index][0].file if on_file else None, []).append(index)
     waiting: dict[str, set[int]] = {}  # file -> its paragraphs (one can span an \input), until told
     for index, paragraph in enumerate(paragraphs if on_file else ()):
