@@ -1,11 +1,15 @@
 """Where `make demo`'s time goes: every stage process's wall and CPU time, from a fresh clone.
 
-    python benchmarks/demo_phases.py                      # this checkout's HEAD
+    python benchmarks/demo_phases.py --fresh --label fresh_clone   # `make demo` as a newcomer runs it
     python benchmarks/demo_phases.py --rev main --label before --keep /tmp/demo-before
 
 Clones the repository at ``--rev`` into a scratch folder and runs ``scripts/demo.sh`` there (the
-steps of `make demo` after its setup: the venv is the one running this script, so the install is
-not timed) with ``CITEWORTH_MIRROR`` as set (a local mirror keeps the download off the network).
+steps of `make demo` after its setup) with ``CITEWORTH_MIRROR`` as set (a local mirror keeps the
+download off the network). With ``--fresh`` the clone first makes its own venv (``make setup``,
+timed: pip's download cache as this machine has it) and the demo runs on that, so ``fresh_clone_s``
+is what `make demo` takes from a fresh clone, install included (the README's and getting-started's
+figure, generated from the ``fresh_clone`` run: ``python -m citeworth.docs.reference --write``);
+without it the venv running this script is used and the install is not timed.
 Every ``citeworth`` process the demo starts -- directly or as a DVC stage's command -- runs through
 a shim on PATH that records its arguments, start, end and CPU time (user + system of it and of the
 children it waited for: a train stage's worker processes, when it has any); what is left of the
@@ -109,11 +113,13 @@ def stage_of(args: list[str]) -> str:
 
 
 def phases(processes: list[dict], demo: dict) -> dict:
-    """Wall span and summed CPU of the data stages, the train processes and the other stages."""
+    """Wall span and summed CPU of the data stages, the train processes and the other stages, and
+    the wall span of the stages scripts/demo.sh runs side by side (all but the data and the report)."""
     groups: dict[str, list[dict]] = {"data": [], "train": [], "other": []}
     for p in processes:
         name = p["stage"].partition("@")[0]
         groups["data" if name in DATA_STAGES else "train" if name == "train" else "other"].append(p)
+    groups["side_by_side"] = [p for p in processes if p["stage"].partition("@")[0] not in (*DATA_STAGES, "report")]
     out = {}
     for group, members in groups.items():
         if members:
@@ -121,6 +127,8 @@ def phases(processes: list[dict], demo: dict) -> dict:
             out[group] = {"wall_span_s": round(span, 1),
                           "cpu_s": round(sum(p["cpu_s"] for p in members), 1),
                           "process_wall_s": round(sum(p["wall_s"] for p in members), 1)}
+    if "side_by_side" in out:
+        out["side_by_side"]["stages"] = [p["stage"] for p in groups["side_by_side"]]
     out["dvc_and_rest_s"] = round(demo["wall_s"] - sum(p["wall_s"] for p in _outermost(processes)), 1)
     return out
 
@@ -144,7 +152,7 @@ def table4_rows(checkout: Path) -> list[str]:
     return [line for line in path.read_text().splitlines() if line.startswith("|")] if path.exists() else []
 
 
-def run_demo(rev: str, keep: Path | None) -> dict:
+def run_demo(rev: str, keep: Path | None, fresh: bool) -> dict:
     checkout = keep or Path(tempfile.mkdtemp(prefix="citeworth-demo-"))
     if checkout.exists() and any(checkout.iterdir()):
         raise SystemExit(f"{checkout} is not empty")
@@ -153,14 +161,17 @@ def run_demo(rev: str, keep: Path | None) -> dict:
     shims = checkout / ".demo_shims"
     shims.mkdir()
     log = shims / "processes.jsonl"
-    real = shutil.which("citeworth")
+    (checkout / ".git" / "info" / "exclude").write_text("/.demo_shims/\n")
+    env = {**os.environ, "PYTHONPATH": str(checkout)}
+    setup = timed(["make", "setup"], checkout, env) if fresh else None
+    bin_dir = f"{checkout / '.venv' / 'bin'}:" if fresh else ""  # as the Makefile's demo target puts it
+    real = shutil.which("citeworth", path=bin_dir + os.environ["PATH"])
     if real is None:
         raise SystemExit("no citeworth on PATH: run with the project's venv on PATH")
     shim = shims / "citeworth"
     shim.write_text(SHIM.format(python=sys.executable, real=real, log=str(log)))
     shim.chmod(0o755)
-    (checkout / ".git" / "info" / "exclude").write_text("/.demo_shims/\n")
-    env = {**os.environ, "PATH": f"{shims}:{os.environ['PATH']}", "PYTHONPATH": str(checkout)}
+    env["PATH"] = f"{shims}:{bin_dir}{os.environ['PATH']}"
     sampler = LoadSampler()
     load_before = os.getloadavg()
     sampler.start()
@@ -181,6 +192,8 @@ def run_demo(rev: str, keep: Path | None) -> dict:
         "load_average_before": [round(x, 2) for x in load_before],
         "load_average_during": sampler.summary(),
         "demo": {"wall_s": demo["wall_s"], "cpu_s": demo["cpu_s"]},
+        **({"setup": {"wall_s": setup["wall_s"], "cpu_s": setup["cpu_s"]},
+            "fresh_clone_s": round(setup["wall_s"] + demo["wall_s"], 1)} if setup else {}),
         "phases": phases(processes, demo),
         "processes": [{k: p[k] for k in ("stage", "start_s", "end_s", "wall_s", "cpu_s")}
                       for p in sorted(processes, key=lambda p: p["start"])],
@@ -246,6 +259,8 @@ def main() -> None:
     parser.add_argument("--rev", default="HEAD", help="the commit to clone and run")
     parser.add_argument("--label", default="current", help="the key of this run (or comparison) in --out")
     parser.add_argument("--keep", type=Path, help="clone into this (new or empty) folder and keep it")
+    parser.add_argument("--fresh", action="store_true",
+                        help="time the clone's own setup too (make setup, then the demo on its venv)")
     parser.add_argument("--out", type=Path, default=RESULTS)
     parser.add_argument("--compare", nargs=2, type=Path, metavar=("FIRST", "SECOND"),
                         help="compare the outputs of two kept builds instead of running")
@@ -253,14 +268,14 @@ def main() -> None:
     if args.compare:
         result = {**compare(*args.compare), "builds": [str(path) for path in args.compare]}
     else:
-        result = run_demo(args.rev, args.keep)
+        result = run_demo(args.rev, args.keep, args.fresh)
     result["command"] = "python benchmarks/demo_phases.py " + " ".join(sys.argv[1:])
     runs = json.loads(args.out.read_text()) if args.out.exists() else {}
     runs[args.label] = result
     args.out.write_text(json.dumps(runs, indent=2, sort_keys=True) + "\n")
     shown = ("different", "only_in_first", "only_in_second") if args.compare else \
-        ("demo", "phases", "load_average_during", "table4")
-    print(json.dumps({k: result[k] for k in shown}, indent=2))
+        ("fresh_clone_s", "setup", "demo", "phases", "load_average_during", "table4")
+    print(json.dumps({k: result[k] for k in shown if k in result}, indent=2))
 
 
 if __name__ == "__main__":
