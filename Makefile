@@ -1,6 +1,7 @@
 # citeworth: the README's two commands are `make demo` and `make test`.
-# Both create ./.venv from requirements.lock on first use. --no-compile: pip byte-compiles all 2.3 GB
-# of it one file after another (58 s on 2 cores); Python compiles what is imported, once, on first use.
+# Both create ./.venv from requirements.lock on first use. pip byte-compiles it all (about a minute):
+# where PYTHONDONTWRITEBYTECODE is set, as on this project's machines, --no-compile cost the demo's
+# processes more than it saved (benchmarks/results/demo_phases.json, fresh_clone_no_compile).
 
 PYTHON ?= python3.11
 VENV   := .venv
@@ -21,7 +22,7 @@ $(VENV)/.installed: requirements.lock pyproject.toml
 	@command -v $(PYTHON) >/dev/null || { echo "need $(PYTHON) (set PYTHON=...)"; exit 1; }
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --upgrade "pip>=24"
-	$(BIN)/pip install --no-compile -r requirements.lock
+	$(BIN)/pip install -r requirements.lock
 	$(BIN)/pip install --no-deps -e .
 	touch $@
 

@@ -10,11 +10,12 @@ dvc repro validate
 # report aside), so those stages run side by side, as many at a time as there are cores, each its
 # own dvc.yaml command in a process of its own (one torch thread: train.threads, domains.threads,
 # transfer.threads), its output in logs/<stage>.log; `dvc commit` then records them as `dvc repro`
-# would have (citeworth/orchestration/side_by_side.py). Longest first, so the cores finish together;
-# CPU seconds measured (benchmarks/results/demo_phases.json): PU 320 (it trains g, the no-weight
-# sentence model, then the PU model), domains 214, transfer 205, context 198, Solo 136, sentence 120,
-# Transformer and silver ~50, the rest under 25. sentence_noweight comes last: it is the fit PU's g
-# made, loaded from checkpoints/finished/ in seconds. `train` names any other model of params.yaml.
+# would have (citeworth/orchestration/side_by_side.py). Longest first, so the cores finish together
+# (this order ends with 2 cores within 1% of any other, on the walls of benchmarks/results/demo_phases.json's
+# fresh_clone run): CPU seconds there PU 300 (it trains g, the no-weight sentence model, then the PU
+# model), transfer 186, context 163, Solo 140, Transformer 133, sentence 126, domains 122, silver 42,
+# the rest under 25. sentence_noweight comes last: it is the fit PU's g made, loaded from
+# checkpoints/finished/ in seconds. `train` names any other model of params.yaml.
 python -m citeworth.orchestration.side_by_side --jobs "$(getconf _NPROCESSORS_ONLN)" \
     train@pu domains transfer train@context train@solo train@sentence train@transformer silver \
     related_work works export train@crnn scaling train@tfidf_lr train@sentence_noweight train

@@ -21,7 +21,10 @@ results file or deviation shows up without a change here):
 - ``reference/deviation-figures.md``: ``docs/deviations.json``;
 - ``study-results.md``: ``benchmarks/results/study.json`` (``citeworth/docs/study_results.py``);
 - ``authors/model-card.md``: the card of the model the study ships, as ``benchmarks/author.py``
-  recorded it in ``benchmarks/results/author.json``.
+  recorded it in ``benchmarks/results/author.json``;
+- the figures of hand-written pages (``FIGURE_PAGES``) between ``<!-- figure: NAME -->`` and
+  ``<!-- /figure -->``: `make demo`'s time from a fresh clone and its phases, from the
+  ``fresh_clone`` run of ``benchmarks/results/demo_phases.json`` (``benchmarks/demo_phases.py --fresh``).
 
 Nothing here imports MkDocs: the pages are plain Markdown, built by ``make docs``.
 """
@@ -73,6 +76,9 @@ def generated() -> dict[Path, str]:
         if (card := model_card_page()) is not None:
             pages["authors/model-card.md"] = card
     files = {Path("docs") / name: text for name, text in pages.items()}
+    values = figures()
+    for page in FIGURE_PAGES:
+        files[Path(page)] = with_figures((ROOT / page).read_text(encoding="utf-8"), values, page)
     files[Path("mkdocs.yml")] = with_benchmark_nav((ROOT / "mkdocs.yml").read_text(encoding="utf-8"))
     return files
 
@@ -455,6 +461,68 @@ def _column(group: str, needs: dict[str, set[str]], column: dict[str, int]) -> i
 
 def _mean(values: list[float]) -> float:
     return sum(values) / len(values) if values else 0.0
+
+
+# -- figures in hand-written pages -----------------------------------------------------------------
+
+FIGURE_PAGES = ("README.md", "docs/getting-started.md", "docs/researchers/demo-results.md",
+                "docs/researchers/deviations.md", "docs/researchers/models.md")
+FIGURE = re.compile(r"(<!-- figure: ([\w-]+) -->)(.*?)(<!-- /figure -->)", re.S)
+DEMO_PHASES = ROOT / "benchmarks" / "results" / "demo_phases.json"
+FRESH_CLONE = "fresh_clone"  # demo_phases.py --fresh --label fresh_clone: `make demo` as a newcomer runs it
+
+
+def with_figures(text: str, values: dict[str, str], page: str) -> str:
+    """``text`` with each figure span's content replaced by its value."""
+    def value(match: re.Match) -> str:
+        if match[2] not in values:
+            raise KeyError(f"{page}: no figure {match[2]!r} (known: {', '.join(sorted(values))})")
+        return match[1] + values[match[2]] + match[4]
+    return FIGURE.sub(value, text)
+
+
+def figures() -> dict[str, str]:
+    """Every figure a hand-written page may carry, by name."""
+    runs = json.loads(DEMO_PHASES.read_text(encoding="utf-8"))
+    run = runs[FRESH_CLONE]
+    values = {"demo-time": _minutes(run["fresh_clone_s"]), "demo-phases": _demo_phases(run),
+              "demo-table4": "\n\n" + "\n".join(run["table4"]) + "\n\n",  # a table is a block of its own
+              "demo-setups": _setups(runs)}
+    if before := runs.get(f"{FRESH_CLONE}_before"):
+        values["demo-time-before"] = _minutes(before["fresh_clone_s"])
+    return values
+
+
+def _setups(runs: dict) -> str:
+    """The install's range over the runs the pages cite (the same setup): pip reads the package index
+    each time."""
+    walls = sorted(runs[label]["setup"]["wall_s"] for label in (FRESH_CLONE, f"{FRESH_CLONE}_before")
+                   if label in runs)
+    return f"{_short(walls[0])} to {_short(walls[-1])}" if len(walls) > 1 else _short(walls[0])
+
+
+def _minutes(seconds: float) -> str:
+    minutes, rest = divmod(round(seconds), 60)
+    return f"{minutes} min {rest:02d} s"
+
+
+def _demo_phases(run: dict) -> str:
+    """Where a fresh clone's `make demo` spends its time, from the stage processes' walls."""
+    data_s, side_s = (run["phases"][phase]["wall_span_s"] for phase in ("data", "side_by_side"))
+    rest_s = run["demo"]["wall_s"] - data_s - side_s
+    side = [p for p in run["processes"] if p["stage"] in run["phases"]["side_by_side"]["stages"]]
+    walls = ", ".join(f"{p['stage']} {_short(p['wall_s'])}" for p in sorted(side, key=lambda p: -p["wall_s"]))
+    return (f"**{_minutes(run['fresh_clone_s'])}** in all (rev `{run['rev'][:8]}`, "
+            f"{run['machine']['cores']} cores, load average {run['load_average_during']['mean']} "
+            "during the demo): "
+            f"setup {_short(run['setup']['wall_s'])}, download to validate {_short(data_s)}, the stages "
+            f"side by side {_short(side_s)} (each process's wall: {walls}), then `dvc commit`, the report "
+            f"and the rest {_short(rest_s)}")
+
+
+def _short(seconds: float) -> str:
+    minutes, rest = divmod(round(seconds), 60)
+    return f"{minutes}m{rest:02d}s" if minutes else f"{rest}s"
 
 
 # -- the shipped model's card ---------------------------------------------------------------------

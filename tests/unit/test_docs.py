@@ -154,3 +154,26 @@ def test_the_study_page_says_when_the_gpu_rows_come_from_an_earlier_test_split(t
     assert ("**the test split of an earlier build of the study** (10,633 sentences; Table 4's has 13,000)"
             in page)
     assert "the same test split" not in page
+
+
+def test_a_figure_span_is_rewritten_from_its_value_and_an_unknown_one_names_its_page():
+    text = "takes <!-- figure: demo-time -->about 12 minutes<!-- /figure --> on 2 cores"
+    assert docs_reference.with_figures(text, {"demo-time": "13 min 05 s"}, "README.md") == \
+        "takes <!-- figure: demo-time -->13 min 05 s<!-- /figure --> on 2 cores"
+    with pytest.raises(KeyError, match="README.md: no figure 'demo-tim'"):
+        docs_reference.with_figures(text.replace("demo-time", "demo-tim"), {"demo-time": "1"}, "README.md")
+
+
+def test_the_pages_give_make_demo_s_time_from_the_fresh_clone_run(generated):
+    """The README's first command is timed by benchmarks/demo_phases.py --fresh; no page types it."""
+    runs = json.loads(docs_reference.DEMO_PHASES.read_text(encoding="utf-8"))
+    minutes = docs_reference._minutes(runs[docs_reference.FRESH_CLONE]["fresh_clone_s"])
+    for page in ("README.md", "docs/getting-started.md"):
+        assert minutes in generated[Path(page)]
+        spans = docs_reference.FIGURE.findall(generated[Path(page)])
+        assert {name for _, name, _, _ in spans} & {"demo-time", "demo-phases"}
+    assert "| MiniLM-Ctx |" in generated[Path("docs/researchers/demo-results.md")]
+    typed = re.compile(r"\b(?:about|takes|in) \d+ minutes|\d+ min \d+ s")
+    for page in docs_reference.FIGURE_PAGES:
+        outside = docs_reference.FIGURE.sub("", generated[Path(page)])
+        assert not typed.findall(outside), f"{page} types a demo time outside a figure span"
