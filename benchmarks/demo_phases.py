@@ -66,7 +66,8 @@ SHIM = textwrap.dedent("""\
     _, status, usage = os.wait4(child.pid, 0)
     end = time.time()
     record = {{"args": sys.argv[1:], "start": start, "end": end, "wall_s": round(end - start, 2),
-              "cpu_s": round(usage.ru_utime + usage.ru_stime, 2), "rc": os.waitstatus_to_exitcode(status)}}
+              "cpu_s": round(usage.ru_utime + usage.ru_stime, 2), "rc": os.waitstatus_to_exitcode(status),
+              "max_rss_mib": round(usage.ru_maxrss / 1024)}}
     with open({log!r}, "a") as log:
         log.write(json.dumps(record) + "\\n")
     sys.exit(record["rc"])
@@ -74,20 +75,30 @@ SHIM = textwrap.dedent("""\
 
 
 class LoadSampler(threading.Thread):
-    """The 1-minute load average every ``every`` seconds until stopped."""
+    """The 1-minute load average and the machine's memory in use every ``every`` seconds until stopped."""
 
     def __init__(self, every: float = 2.0):
         super().__init__(daemon=True)
-        self.every, self.samples, self.done = every, [], threading.Event()
+        self.every, self.samples, self.memory, self.done = every, [], [], threading.Event()
 
     def run(self) -> None:
         while not self.done.wait(self.every):
             self.samples.append(os.getloadavg()[0])
+            self.memory.append(memory_in_use_mib())
 
     def summary(self) -> dict:
         s = self.samples or [os.getloadavg()[0]]
         return {"min": round(min(s), 2), "mean": round(sum(s) / len(s), 2), "max": round(max(s), 2),
                 "samples": len(s)}
+
+
+def memory_in_use_mib() -> int:
+    """The machine's memory in use (MemTotal - MemAvailable), 0 where /proc/meminfo is missing."""
+    meminfo = Path("/proc/meminfo")
+    if not meminfo.exists():
+        return 0
+    kib = {line.split(":")[0]: int(line.split()[1]) for line in meminfo.read_text().splitlines()}
+    return round((kib["MemTotal"] - kib["MemAvailable"]) / 1024)
 
 
 def timed(command: list[str], cwd: Path, env: dict) -> dict:
@@ -175,7 +186,7 @@ def run_demo(rev: str, keep: Path | None, fresh: bool) -> dict:
     shim.chmod(0o755)
     env["PATH"] = f"{shims}:{bin_dir}{os.environ['PATH']}"
     sampler = LoadSampler()
-    load_before = os.getloadavg()
+    load_before, memory_before = os.getloadavg(), memory_in_use_mib()
     sampler.start()
     demo = timed(["./scripts/demo.sh"], checkout, env)
     sampler.done.set()
@@ -193,12 +204,14 @@ def run_demo(rev: str, keep: Path | None, fresh: bool) -> dict:
         "machine": {"cores": os.cpu_count(), "cpu": _cpu_model(), "python": platform.python_version()},
         "load_average_before": [round(x, 2) for x in load_before],
         "load_average_during": sampler.summary(),
+        # the demo's own peak: the machine's memory in use at its highest, less what was in use before
+        "peak_memory_mib": max(sampler.memory, default=memory_before) - memory_before,
         "demo": {"wall_s": demo["wall_s"], "cpu_s": demo["cpu_s"]},
         **({"setup": {"wall_s": setup["wall_s"], "cpu_s": setup["cpu_s"]},
             "fresh_clone_s": round(setup["wall_s"] + demo["wall_s"], 1), "target_s": FRESH_CLONE_TARGET_S,
             "met": setup["wall_s"] + demo["wall_s"] <= FRESH_CLONE_TARGET_S} if setup else {}),
         "phases": phases(processes, demo),
-        "processes": [{k: p[k] for k in ("stage", "start_s", "end_s", "wall_s", "cpu_s")}
+        "processes": [{k: p[k] for k in ("stage", "start_s", "end_s", "wall_s", "cpu_s", "max_rss_mib")}
                       for p in sorted(processes, key=lambda p: p["start"])],
         "second_repro": {"wall_s": again["wall_s"], "stages_run": rerun},
         "table4": table4_rows(checkout),
