@@ -16,7 +16,7 @@ names; it writes nothing there (indexes go to a temporary folder).
   they cite (their references read from the inputs and resolved by the index's keys: identifiers,
   else the fallback key) that the index holds; a sample citing none of them is no query. The share
   of the test papers' references the index holds is reported beside the figures. Methods, same run,
-  same queries: ``tfidf`` (the issue's baseline: TF-IDF cosine over each work's title and up to 20
+  same queries: ``tfidf`` (the baseline: TF-IDF cosine over each work's title and up to 20
   of its citing sentences), ``bm25`` (the index's BM25 alone), ``fused`` (what ``check --suggest
   --works`` ranks: BM25 + popularity prior + author surnames, and the dense ranking with
   ``--dense``), and each signal dropped from ``fused`` in turn. Recall@10 and nDCG@10 (binary gains)
