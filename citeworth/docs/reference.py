@@ -22,9 +22,16 @@ results file or deviation shows up without a change here):
 - ``study-results.md``: ``benchmarks/results/study.json`` (``citeworth/docs/study_results.py``);
 - ``authors/model-card.md``: the card of the model the study ships, as ``benchmarks/author.py``
   recorded it in ``benchmarks/results/author.json``;
-- the figures of hand-written pages (``FIGURE_PAGES``) between ``<!-- figure: NAME -->`` and
-  ``<!-- /figure -->``: `make demo`'s time from a fresh clone and its phases, from the
-  ``fresh_clone`` run of ``benchmarks/results/demo_phases.json`` (``benchmarks/demo_phases.py --fresh``).
+- ``reference/environment.md``: every ``CITEWORTH_*`` variable (``citeworth/docs/environment.py``);
+- ``changelog.md``, ``license.md`` and ``citing.md``: the project's ``CHANGELOG.md``, ``LICENSE`` and
+  ``CITATION.cff``, which live at its root (outside the site's folder);
+- the figures of every hand-written page (``hand_written_pages``) between ``<!-- figure: NAME -->`` and
+  ``<!-- /figure -->``: a named figure (``figures``: `make demo`'s time from a fresh clone and its
+  phases, from the ``fresh_clone`` run of ``benchmarks/results/demo_phases.json``), or any value of a
+  results file, ``<!-- figure: FILE:KEY/KEY/...|FORMAT -->`` (``works.json:quality/queries``,
+  ``study.json:dataset/overall/cite_worthy_share|.1%``: a Python format spec, or a unit of
+  ``UNITS``; whole numbers get thousands separators by default). A figure a page takes from a
+  results file is thus written from it.
 
 Nothing here imports MkDocs: the pages are plain Markdown, built by ``make docs``.
 """
@@ -44,6 +51,7 @@ from typing import Any
 
 from citeworth import cli
 from citeworth.core.io import write_text
+from citeworth.docs.environment import environment_page, read_by
 from citeworth.docs.study_results import study_results_page
 from citeworth.stages import STAGES, params_keys
 
@@ -64,6 +72,8 @@ def generated() -> dict[Path, str]:
             "reference/params.md": params_page(),
             "reference/deviation-figures.md": deviations_page(),
             "reference/benchmarks/index.md": benchmarks_index(),
+            "reference/environment.md": environment_page(read_by(ROOT)),
+            **root_files_pages(),
         }
         stages = dvc_stages()
         pages["reference/dvc-stages.md"] = dvc_stages_page(stages)
@@ -77,8 +87,8 @@ def generated() -> dict[Path, str]:
             pages["authors/model-card.md"] = card
     files = {Path("docs") / name: text for name, text in pages.items()}
     values = figures()
-    for page in FIGURE_PAGES:
-        files[Path(page)] = with_figures((ROOT / page).read_text(encoding="utf-8"), values, page)
+    for page in hand_written_pages():
+        files[page] = with_figures((ROOT / page).read_text(encoding="utf-8"), values, str(page))
     files[Path("mkdocs.yml")] = with_benchmark_nav((ROOT / "mkdocs.yml").read_text(encoding="utf-8"))
     return files
 
@@ -465,20 +475,65 @@ def _mean(values: list[float]) -> float:
 
 # -- figures in hand-written pages -----------------------------------------------------------------
 
-FIGURE_PAGES = ("README.md", "docs/getting-started.md", "docs/researchers/demo-results.md",
-                "docs/researchers/deviations.md", "docs/researchers/models.md")
-FIGURE = re.compile(r"(<!-- figure: ([\w-]+) -->)(.*?)(<!-- /figure -->)", re.S)
+# The pages that give `make demo`'s time (from figure spans only: a test fails where one types it).
+DEMO_TIME_PAGES = ("README.md", "docs/getting-started.md", "docs/researchers/demo-results.md",
+                   "docs/researchers/deviations.md", "docs/researchers/models.md")
+FIGURE = re.compile(r"(<!-- figure: ([^>]+?) -->)(.*?)(<!-- /figure -->)", re.S)
+RESULTS = ROOT / "benchmarks" / "results"
 DEMO_PHASES = ROOT / "benchmarks" / "results" / "demo_phases.json"
 FRESH_CLONE = "fresh_clone"  # demo_phases.py --fresh --label fresh_clone: `make demo` as a newcomer runs it
 
 
+def hand_written_pages() -> list[Path]:
+    """The README and every page of the site that is not generated (a generated page opens with the
+    comment that says so)."""
+    pages = [Path("README.md"), *(path.relative_to(ROOT) for path in sorted(DOCS.rglob("*.md")))]
+    return [page for page in pages if not is_generated((ROOT / page).read_text(encoding="utf-8"))]
+
+
+def is_generated(text: str) -> bool:
+    return text.startswith("<!-- Generated from")
+
+
 def with_figures(text: str, values: dict[str, str], page: str) -> str:
-    """``text`` with each figure span's content replaced by its value."""
+    """``text`` with each figure span's content replaced by its value: a named figure, or a results
+    file's (``FILE:PATH|FORMAT``)."""
     def value(match: re.Match) -> str:
-        if match[2] not in values:
-            raise KeyError(f"{page}: no figure {match[2]!r} (known: {', '.join(sorted(values))})")
-        return match[1] + values[match[2]] + match[4]
+        name = match[2]
+        if ":" in name:
+            return match[1] + results_figure(name, page) + match[4]
+        if name not in values:
+            raise KeyError(f"{page}: no figure {name!r} (known: {', '.join(sorted(values))}, or FILE:PATH)")
+        return match[1] + values[name] + match[4]
     return FIGURE.sub(value, text)
+
+
+# Format specs of results figures beyond Python's: bytes in MB or GB, seconds in hours or minutes.
+UNITS: dict[str, Callable[[float], str]] = {
+    "MB": lambda value: f"{value / 1e6:,.0f} MB", "GB": lambda value: f"{value / 1e9:,.1f} GB",
+    "hours": lambda value: f"{value / 3600:,.1f}", "minutes": lambda value: f"{value / 60:,.1f}",
+}
+
+
+def results_figure(name: str, page: str) -> str:
+    """``works.json:speed/whole_study_index/works|,`` -> that value of benchmarks/results/works.json,
+    formatted."""
+    file, _, rest = name.partition(":")
+    path, _, spec = rest.partition("|")
+    try:
+        value = json.loads((RESULTS / file).read_text(encoding="utf-8"))
+        for key in path.split("/"):
+            value = value[int(key)] if isinstance(value, list) else value[key]
+    except (OSError, KeyError, IndexError, ValueError) as exc:
+        raise KeyError(f"{page}: figure {name!r}: benchmarks/results/{file} has no {path!r} "
+                       f"({type(exc).__name__}: {exc})") from None
+    if spec in UNITS:
+        return UNITS[spec](value)
+    if spec:
+        return format(value, spec)
+    if isinstance(value, int) and not isinstance(value, bool):
+        return f"{value:,}"
+    return str(value)
 
 
 def figures() -> dict[str, str]:
@@ -490,7 +545,24 @@ def figures() -> dict[str, str]:
               "demo-setups": _setups(runs)}
     if before := runs.get(f"{FRESH_CLONE}_before"):
         values["demo-time-before"] = _minutes(before["fresh_clone_s"])
+    study = json.loads((RESULTS / "study.json").read_text(encoding="utf-8"))
+    values["study-minutes"] = f"{study['make_study']['wall_s'] / 60:.1f}"
+    if (RESULTS / "resources.json").exists():
+        values.update(_resources(json.loads((RESULTS / "resources.json").read_text(encoding="utf-8"))))
+    for source in ("elife", "europepmc"):  # the files each registry of real articles pins
+        registry = ROOT / "citeworth" / "download" / f"{source}_files.tsv"
+        values[f"{source}-articles"] = f"{len(registry.read_text(encoding='utf-8').splitlines()) - 1:,}"
     return values
+
+
+def _resources(data: dict) -> dict[str, str]:
+    """Where the demo's and the study's disk goes, and each demo stage's peak memory (MiB)."""
+    def listed(sizes: dict[str, float]) -> str:
+        largest_first = sorted(sizes.items(), key=lambda item: -item[1])
+        return ", ".join(f"`{name}` {mib:,.0f}" for name, mib in largest_first if mib >= 1)
+    return {"resources-demo-folders": listed(data["demo"]["disk_mib"]),
+            "resources-study-folders": listed(data["study"]["disk_mib"]),
+            "resources-demo-stages": listed(data["demo"]["memory"]["stages_mib"])}
 
 
 def _setups(runs: dict) -> str:
@@ -719,6 +791,29 @@ def with_benchmark_nav(mkdocs_yml: str) -> str:
     indent = lines[begin][:len(lines[begin]) - len(lines[begin].lstrip())]
     entries = [f"{indent}- {path.stem}: reference/benchmarks/{path.stem}.md\n" for path in results_files()]
     return "".join([*lines[:begin + 1], *entries, *lines[end:]])
+
+
+# -- files of the project's root ---------------------------------------------------------------------
+
+ROOT_FILES = {"changelog.md": ("CHANGELOG.md", None), "license.md": ("LICENSE", "text"),
+              "citing.md": ("CITATION.cff", "yaml")}
+
+
+def root_files_pages() -> dict[str, str]:
+    """The site's copies of the root's CHANGELOG.md, LICENSE and CITATION.cff (the site is built
+    from docs/ only)."""
+    pages = {}
+    for page, (name, fence) in ROOT_FILES.items():
+        text = (ROOT / name).read_text(encoding="utf-8")
+        if fence:
+            intro = {"license.md": "# Licence\n\nThe project's `LICENSE`:\n",
+                     "citing.md": "# Citing citeworth\n\nThe project's `CITATION.cff` (GitHub's \"Cite this "
+                     "repository\" reads it; `cffconvert` turns it into BibTeX). Cite the CiteWorth paper "
+                     "too (Wright & Augenstein, Findings of ACL 2021), whose rules and models this "
+                     "reproduces:\n"}[page]
+            text = f"{intro}\n```{fence}\n{text.rstrip()}\n```\n"
+        pages[page] = _generated_from(f"`{name}`") + text.replace("](docs/", "](")
+    return pages
 
 
 def stale(files: dict[Path, str]) -> list[Path]:

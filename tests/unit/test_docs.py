@@ -1,6 +1,7 @@
 """The documentation site: its generated reference pages are current (as test_pipeline_graph.py holds
 dvc.yaml's code deps to the imports), it builds with ``mkdocs build --strict`` (no broken link or
-anchor, no page outside the nav), and the README keeps to its shape."""
+anchor, no page outside the nav), the README keeps to its shape, and the hand-written pages keep to
+the code (``citeworth/docs/drift.py``: each kind of drift has a test that its check catches it)."""
 
 from __future__ import annotations
 
@@ -16,6 +17,8 @@ import pytest
 
 from citeworth import cli
 from citeworth.core.params import describe
+from citeworth.docs import drift
+from citeworth.docs import environment as docs_environment
 from citeworth.docs import reference as docs_reference
 from citeworth.docs import study_results as docs_study
 from citeworth.stages import STAGES, params_class, stage_function
@@ -174,6 +177,127 @@ def test_the_pages_give_make_demo_s_time_from_the_fresh_clone_run(generated):
         assert {name for _, name, _, _ in spans} & {"demo-time", "demo-phases"}
     assert "| MiniLM-Ctx |" in generated[Path("docs/researchers/demo-results.md")]
     typed = re.compile(r"\b(?:about|takes|in) \d+ minutes|\d+ min \d+ s")
-    for page in docs_reference.FIGURE_PAGES:
+    for page in docs_reference.DEMO_TIME_PAGES:
         outside = docs_reference.FIGURE.sub("", generated[Path(page)])
         assert not typed.findall(outside), f"{page} types a demo time outside a figure span"
+
+
+# -- pages that keep to the code (citeworth/docs/drift.py) ------------------------------------------
+
+
+def _pages(generated: dict[Path, str]) -> dict[Path, str]:
+    """Every page as `make docs` builds it: the README and the site's pages, figures written in."""
+    paths = [Path("README.md"), *(path.relative_to(ROOT) for path in sorted((ROOT / "docs").rglob("*.md")))]
+    return {path: generated.get(path) or (ROOT / path).read_text(encoding="utf-8") for path in paths}
+
+
+def test_every_page_keeps_to_the_code(generated):
+    problems = [problem for path, text in _pages(generated).items()
+                for problem in drift.problems(str(path), text, docs_reference.is_generated(text))]
+    assert problems == []
+
+
+def test_a_list_must_name_every_member_the_code_has():
+    old = "<!-- list: stages -->download → curate → assemble → validate → train → report<!-- /list -->"
+    [problem] = drift.list_problems("p.md", old)
+    assert "works" in problem and "scaling" in problem and "pdf2tei" in problem
+    every = "<!-- list: models-dag -->" + ", ".join(drift.models_dag_stages()) + "<!-- /list -->"
+    assert drift.list_problems("p.md", every) == []
+    assert "unknown list kind" in drift.list_problems("p.md", "<!-- list: stage -->x<!-- /list -->")[0]
+
+
+def test_a_list_of_stages_outside_a_span_is_reported():
+    paragraph = "The chain: download → curate → assemble → validate → train → report, domains and transfer."
+    assert drift.unchecked_lists("p.md", paragraph)
+    assert drift.unchecked_lists("p.md", f"<!-- list: stages -->{paragraph}<!-- /list -->") == []
+    assert drift.unchecked_lists("p.md", "curate and assemble, then train.") == []
+
+
+def test_a_page_may_not_name_a_stage_command_model_or_variable_the_code_lacks():
+    text = ("`citeworth run curation`, `citeworth checks draft.tex`, `train@longformer_ctx`, "
+            "`CITEWORTH_WORKER=2`; fine: `citeworth run works`, `CITEWORTH_MIRROR`, `train@pu`, "
+            "`pip install citeworth-model-x`, `citeworth check`")
+    problems = " ".join(drift.unknown_names("p.md", text))
+    for name in ("'curation'", "'checks'", "'longformer_ctx'", "'CITEWORTH_WORKER'"):
+        assert name in problems
+    for name in ("'works'", "'CITEWORTH_MIRROR'", "'pu'", "'check'"):
+        assert name not in problems
+
+
+def test_a_page_may_not_put_a_paper_in_a_release_that_does_not_add_it():
+    """silver.md said demo-v1 holds the SciPy and SymPy LaTeX papers; demo_releases.tsv adds them in
+    demo-v2."""
+    old = "On demo-v1 the stage links one citing sentence: SciPy 1.0's sentence cites the SymPy paper."
+    [problem] = drift.release_problems("p.md", old)
+    assert "SciPy" in problem and "demo-v2" in problem
+    assert drift.release_problems("p.md", old.replace("demo-v1", "demo-v2")) == []
+    assert drift.release_problems("p.md", "demo-v1 has no LaTeX papers: SciPy comes with demo-v2.") == []
+
+
+def test_a_failure_table_quotes_only_messages_the_code_still_says():
+    table = ("| what you see | why | what to do |\n|---|---|---|\n"
+             "| `mirror folder … does not exist (set CITEWORTH_MIRROR= to use the origin URLs)` | a | b |\n"
+             "| `mirror folder … has melted into the ground` | a | b |\n")
+    [problem] = drift.unknown_messages("p.md", table)
+    assert "has melted into the ground" in problem
+
+
+def test_no_page_speaks_of_how_the_project_was_made():
+    for text in ("chosen by measurement, see the issue and", "the 15 minutes of GPU time this work had",
+                 "repeated papers (issue 25)", "The issue's older H100 figures"):
+        assert drift.history("p.md", text), text
+    assert drift.history("p.md", "a known problem of GROBID; this works offline") == []
+
+
+def test_the_params_files_comments_state_no_corpus_figures():
+    for path in [ROOT / "params.yaml", *sorted((ROOT / "params").glob("*.yaml"))]:
+        assert drift.config_figures(path.name, path.read_text(encoding="utf-8")) == []
+    old = ("  per_field: null  # keep every paragraph: the demo is 60% Biology, 34% Medicine\n"
+           "# on the demo's 1,543 training sentences the dev F1 rose; ~13,000 test sentences\n"
+           "  max_steps: 150  # ~20 sentences a CPU second; 8,000 of the training sentences\n")
+    found = drift.config_figures("params.yaml", old)
+    assert [problem.split(":")[1] for problem in found] == ["1", "1", "2", "2"]
+
+
+def test_a_results_figure_span_is_written_from_its_file():
+    works = json.loads((ROOT / "benchmarks" / "results" / "works.json").read_text(encoding="utf-8"))
+    text = ("<!-- figure: works.json:quality/queries -->1<!-- /figure --> queries, "
+            "<!-- figure: works.json:quality/methods/fused/recall@10|.1% -->x<!-- /figure -->")
+    written = docs_reference.with_figures(text, {}, "p.md")
+    assert f"-->{works['quality']['queries']:,}<!--" in written
+    assert f"-->{works['quality']['methods']['fused']['recall@10']:.1%}<!--" in written
+    with pytest.raises(KeyError, match="p.md: figure 'works.json:quality/nope'"):
+        docs_reference.with_figures("<!-- figure: works.json:quality/nope -->1<!-- /figure -->", {}, "p.md")
+
+
+def test_the_environment_reference_lists_every_variable_the_code_reads(generated):
+    found = docs_environment.read_by(ROOT)
+    assert set(found) == set(docs_environment.VARIABLES), "add or remove it in citeworth/docs/environment.py"
+    page = generated[Path("docs/reference/environment.md")]
+    assert all(f"| `{name}` |" in page for name in found)
+    assert "CITEWORTH_FIELDS" not in found and "CITEWORTH_S3" not in found  # a constant; Airflow's connection
+
+
+def test_the_root_files_are_in_the_site_and_agree_on_the_version(generated):
+    import tomllib
+
+    import yaml
+
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    citation = yaml.safe_load((ROOT / "CITATION.cff").read_text(encoding="utf-8"))
+    assert citation["version"] == project["version"]
+    assert citation["license"] == project["license"]["text"]
+    assert (ROOT / "LICENSE").read_text(encoding="utf-8").strip().startswith("Apache License")
+    released = re.findall(r"^## (\d+\.\d+\.\d+)", (ROOT / "CHANGELOG.md").read_text(encoding="utf-8"), re.M)
+    assert released[0] == project["version"]
+    nav = generated[Path("mkdocs.yml")]
+    for page in ("changelog.md", "license.md", "citing.md"):
+        assert f": {page}" in nav and Path("docs") / page in generated
+
+
+def test_the_cited_works_benchmark_measured_the_study_build_the_results_page_shows():
+    results = ROOT / "benchmarks" / "results"
+    works = json.loads((results / "works.json").read_text(encoding="utf-8"))
+    study = json.loads((results / "study.json").read_text(encoding="utf-8"))
+    indexed = works["speed"]["whole_study_index"]["counts"]["papers_selected"]
+    assert indexed == study["dataset"]["overall"]["papers"]
