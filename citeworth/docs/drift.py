@@ -18,13 +18,19 @@ The params files' comments say why a value is what it is; the size and make-up o
 (``~2,200 sentences``, ``60% Biology``) is Table 2's, from the data, and a comment that restates it
 is reported (``config_figures``).
 
-Figures are not checked here: a figure from a results file is written into its page from that file
-(``<!-- figure: FILE:PATH -->`` spans, ``citeworth.docs.reference``), so it cannot drift.
+- **Figures**: a figure from a results file is best written into its page from that file
+  (``<!-- figure: FILE:PATH -->`` spans, ``citeworth.docs.reference``). Every other figure of a
+  paragraph that names a results file (``works.json``, or its page ``benchmarks/works.md``) must be
+  one of that file's values, as rounded on the page (or in percent, minutes, hours, thousands or
+  millions); a
+  figure from elsewhere (another run, said so in the text; a target, a version, a projection) is
+  marked ``<!-- other -->…<!-- /other -->``.
 """
 
 from __future__ import annotations
 
 import csv
+import json
 import re
 from collections.abc import Callable
 from functools import cache
@@ -100,7 +106,8 @@ def problems(page: str, text: str, generated: bool = False) -> list[str]:
     if generated:
         return history(page, text)
     return [*list_problems(page, text), *unchecked_lists(page, text), *unknown_names(page, text),
-            *release_problems(page, text), *unknown_messages(page, text), *history(page, text)]
+            *release_problems(page, text), *unknown_messages(page, text), *results_figures(page, text),
+            *history(page, text)]
 
 
 def list_problems(page: str, text: str) -> list[str]:
@@ -206,6 +213,54 @@ def _only_in_release() -> dict[str, tuple[str, ...]]:
                 for row in csv.DictReader(handle, delimiter="\t")}
     return {release: tuple(sorted(words - set().union(*(w for r, w in adds.items() if r != release))))
             for release, words in adds.items()}
+
+
+RESULTS = ROOT / "benchmarks" / "results"
+OTHER = re.compile(r"<!-- other -->.*?<!-- /other -->", re.S)
+# A decimal (0.397, 2.6) or a whole number in groups of three (2,901): not a year, a version's
+# part or an arXiv identifier (2004.14974).
+PAGE_FIGURE = re.compile(r"(?<![\w.,])(\d[\d,]*\.\d+|\d{1,3}(?:,\d{3})+)(?![\w,]|\.\d)")
+ARXIV_ID = re.compile(r"\d{4}\.\d{4,5}")
+# How a page may show a value: as it is, in percent, minutes, hours, thousands (MB as GB) or millions.
+SCALES = (1, 100, 1 / 60, 1 / 3600, 1e-3, 1e-6)
+
+
+def results_figures(page: str, text: str) -> list[str]:
+    """Figures of paragraphs naming a results file that none of the files it names holds."""
+    prose = OTHER.sub("", FIGURE.sub("", re.sub(r"```.*?```", "", text, flags=re.S)))
+    found = []
+    for paragraph in re.split(r"\n\s*\n", prose):
+        named = [name for name in _results_values() if name in paragraph
+                 or f"benchmarks/{name.removesuffix('.json')}.md" in paragraph]
+        values = [value for name in named for value in _results_values()[name]]
+        for figure in PAGE_FIGURE.findall(paragraph) if named else []:
+            if not ARXIV_ID.fullmatch(figure) and not _holds(values, figure):
+                found.append(f"{page}: {figure} stands beside {', '.join(named)}, which holds no such value: "
+                             "write it from the file (<!-- figure: FILE:PATH -->) or, if it comes from "
+                             "elsewhere and the text says so, mark it <!-- other -->…<!-- /other -->")
+    return found
+
+
+def _holds(values: list[float], figure: str) -> bool:
+    shown = float(figure.replace(",", ""))
+    decimals = len(figure.partition(".")[2])
+    tolerance = 0.5 * 10 ** -decimals + 1e-9
+    return any(abs(value * scale - shown) <= tolerance for value in values for scale in SCALES)
+
+
+@cache
+def _results_values() -> dict[str, tuple[float, ...]]:
+    """Each results file -> every number it holds (numbers written in its texts too: Table 4's rows)."""
+    def numbers(value) -> list[float]:
+        if isinstance(value, dict):
+            return [n for item in value.values() for n in numbers(item)]
+        if isinstance(value, list):
+            return [n for item in value for n in numbers(item)]
+        if isinstance(value, str):
+            return [float(n.replace(",", "")) for n in re.findall(r"\d[\d,]*(?:\.\d+)?", value)]
+        return [] if isinstance(value, bool) or value is None else [float(value)]
+    return {path.name: tuple(numbers(json.loads(path.read_text(encoding="utf-8"))))
+            for path in sorted(RESULTS.glob("*.json"))}
 
 
 CORPUS_FIGURE = re.compile(

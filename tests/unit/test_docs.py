@@ -301,3 +301,18 @@ def test_the_cited_works_benchmark_measured_the_study_build_the_results_page_sho
     study = json.loads((results / "study.json").read_text(encoding="utf-8"))
     indexed = works["speed"]["whole_study_index"]["counts"]["papers_selected"]
     assert indexed == study["dataset"]["overall"]["papers"]
+
+
+def test_a_figure_beside_a_results_file_must_be_one_of_its_values():
+    """cited-works-index.md gave the study's index 2,843 papers beside works.json; the study has 2,901."""
+    works = json.loads((ROOT / "benchmarks" / "results" / "works.json").read_text(encoding="utf-8"))
+    papers = works["speed"]["whole_study_index"]["counts"]["papers_indexed"]
+    recall = works["quality"]["methods"]["fused"]["recall@10"]
+    right = f"Measured (`works.json`): {papers:,} papers, Recall@10 {recall:.3f} ({recall:.1%})."
+    assert drift.results_figures("p.md", right) == []
+    [problem] = drift.results_figures("p.md", right.replace(f"{papers:,}", f"{papers - 58:,}"))
+    assert f"{papers - 58:,} stands beside works.json" in problem
+    earlier = "<!-- other -->2,157 papers (an earlier build)<!-- /other -->"
+    other = right.replace(f"{papers:,} papers", earlier)
+    assert drift.results_figures("p.md", other) == []
+    assert drift.results_figures("p.md", "No results file here: 2,843 papers, arXiv 2004.14974.") == []
