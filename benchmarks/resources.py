@@ -4,7 +4,7 @@ same projected to the paper's scale. The resources page of the docs is written f
     python benchmarks/resources.py --demo /tmp/demo --study "$(citeworth profile path study)"
 
 - **The data**: the dataset each build made (papers, paragraphs, sentences per split, fields).
-- **Disk**: each folder of a built checkout (what `du` counts: every file once, hard links once),
+- **Disk**: each folder of a built checkout (the files' sizes, each file once: hard links once),
   the DVC cache (DVC copies an output into it where the filesystem has no reflinks: the data twice)
   and the install (`.venv`; the author's install from ``author.json``).
 - **Memory**: each stage process's peak RSS: the demo's from a ``demo_phases.py`` run
@@ -43,7 +43,7 @@ MIB = 1024 * 1024
 
 
 def disk(path: Path) -> int:
-    """Bytes of the files under ``path`` (each inode once; links not followed)."""
+    """Bytes of the files under ``path``: their sizes (not blocks), each inode once, links not followed."""
     seen, total = set(), 0
     for folder, _, files in os.walk(path):
         for name in files:

@@ -34,11 +34,10 @@ import json
 import re
 from collections.abc import Callable
 from functools import cache
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
+from citeworth.docs.reference import FIGURE, ROOT, results_files
+
 LIST = re.compile(r"(?<!`)<!-- list: ([\w-]+) -->(.*?)<!-- /list -->", re.S)
-FIGURE = re.compile(r"<!-- figure: .+? -->.*?<!-- /figure -->", re.S)
 RELEASES = ROOT / "citeworth" / "download" / "demo_releases.tsv"
 # A paragraph naming half the stages or more outside a list span is an unchecked list of the stages.
 STAGES_IN_A_LIST = 8
@@ -215,7 +214,6 @@ def _only_in_release() -> dict[str, tuple[str, ...]]:
             for release, words in adds.items()}
 
 
-RESULTS = ROOT / "benchmarks" / "results"
 OTHER = re.compile(r"<!-- other -->.*?<!-- /other -->", re.S)
 # A decimal (0.397, 2.6) or a whole number in groups of three (2,901): not a year, a version's
 # part or an arXiv identifier (2004.14974).
@@ -260,7 +258,7 @@ def _results_values() -> dict[str, tuple[float, ...]]:
             return [float(n.replace(",", "")) for n in re.findall(r"\d[\d,]*(?:\.\d+)?", value)]
         return [] if isinstance(value, bool) or value is None else [float(value)]
     return {path.name: tuple(numbers(json.loads(path.read_text(encoding="utf-8"))))
-            for path in sorted(RESULTS.glob("*.json"))}
+            for path in results_files()}
 
 
 CORPUS_FIGURE = re.compile(

@@ -480,7 +480,7 @@ DEMO_TIME_PAGES = ("README.md", "docs/getting-started.md", "docs/researchers/dem
                    "docs/researchers/deviations.md", "docs/researchers/models.md")
 FIGURE = re.compile(r"(<!-- figure: ([^>]+?) -->)(.*?)(<!-- /figure -->)", re.S)
 RESULTS = ROOT / "benchmarks" / "results"
-DEMO_PHASES = ROOT / "benchmarks" / "results" / "demo_phases.json"
+DEMO_PHASES = RESULTS / "demo_phases.json"
 FRESH_CLONE = "fresh_clone"  # demo_phases.py --fresh --label fresh_clone: `make demo` as a newcomer runs it
 
 
@@ -616,7 +616,7 @@ def model_card_page() -> str | None:
 
 
 def results_files() -> list[Path]:
-    return sorted((ROOT / "benchmarks" / "results").glob("*.json"))
+    return sorted(RESULTS.glob("*.json"))
 
 
 def benchmarks_index() -> str:
