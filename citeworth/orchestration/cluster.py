@@ -9,7 +9,7 @@ All state lives under CLUSTER (git-ignored by its own .gitignore), all services 
 
 - ``postgres/``: a PostgreSQL cluster made by ``initdb`` (run as the ``postgres`` user when root),
   database ``airflow``: the metadata DB and Celery's result backend;
-- ``redis-server`` (no persistence): the Celery broker;
+- ``redis-server`` (its append-only file synced on every write): the Celery broker;
 - ``moto_server``: the S3 API, with the DVC remote's bucket ``citeworth-dvc`` and ``citeworth-logs``
   for remote task logs;
 - ``git/citeworth.git``: a bare clone of CHECKOUT's commits, the git remote of every host;
@@ -62,6 +62,10 @@ SECRET_NAMES = ("AIRFLOW_JWT_SECRET", "AIRFLOW_API_SECRET_KEY", "POSTGRES_PASSWO
 STOP_TIMEOUT_S = 30
 DEFAULT_CPU_WORKERS, DEFAULT_GPU_WORKERS = 2, 1
 UP_TIMEOUT_S = 300
+# The broker's queue on disk, each write synced before Redis answers: a broker killed (kill -9) and
+# started again still holds every task the scheduler queued (without it those tasks would wait in
+# "queued" until task_queued_timeout, two days). A broker's writes are few: "always" costs nothing.
+REDIS_PERSISTENCE = ("--save", "", "--appendonly", "yes", "--appendfsync", "always")
 
 
 class ClusterError(RuntimeError):
@@ -369,8 +373,8 @@ def _start_redis(cluster: Cluster) -> None:
     folder.mkdir(exist_ok=True)
     password = cluster.secrets()["REDIS_PASSWORD"]
     cluster.start("redis", [_program("redis-server", "the Debian package redis-server"),
-                            "--port", str(cluster.ports["redis"]), "--bind", "127.0.0.1", "--save", "",
-                            "--appendonly", "no", "--dir", str(folder), "--requirepass", password],
+                            "--port", str(cluster.ports["redis"]), "--bind", "127.0.0.1", *REDIS_PERSISTENCE,
+                            "--dir", str(folder), "--requirepass", password],
                   {**os.environ, "HOME": str(folder)}, folder)
 
     import redis
