@@ -38,7 +38,7 @@ from pydantic import Field
 from tqdm import tqdm
 
 from citeworth.core import collector, knobs, schema
-from citeworth.core.errors import StageFailed
+from citeworth.core.errors import StageFailed, disk_full
 from citeworth.core.fingerprint import content_version, current_record, fingerprint
 from citeworth.core.identity import copy_record
 from citeworth.core.io import atomic_write, dumps, write_json, write_jsonl
@@ -187,6 +187,8 @@ class _ShardRun:
                 self.store.add(self.fingerprint, self.outputs)
             return stats
         except Exception as exc:
+            if full := disk_full(exc, self.params.out_dir):  # the host's fault, not the shard's: no record
+                raise full from exc
             return self.fail(exc)
 
     def _reused(self) -> dict | None:

@@ -33,7 +33,7 @@ import traceback
 from pathlib import Path
 from typing import Any
 
-from citeworth.core.errors import StageFailed
+from citeworth.core.errors import StageFailed, disk_full
 from citeworth.core.io import write_text
 from citeworth.core.params import NO_OVERRIDES, Overrides, ParamsError
 from citeworth.core.processes import LOG_FORMAT, die_with_parent
@@ -220,6 +220,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         reply: dict[str, Any] = {"result": _CALLS[name](*json.loads(args))}
     except Exception as exc:
+        exc = disk_full(exc, Path.cwd()) or exc
         if not isinstance(exc, tuple(_ERRORS.values())):
             log.exception("%s failed", name)
         message = str(exc) if isinstance(exc, tuple(_ERRORS.values())) else f"{type(exc).__name__}: {exc}"

@@ -182,19 +182,26 @@ def _in_workspace(name: str, call, dvc_stage: str | None = None, reuse: bool = F
     whichever host it was computed before. (Curated shards are found in the shard store instead.)
     A task that writes a part of its stage's folders (a shard, a domain cell) names its files with
     ``part(root)``: only they are sent. The log ends with the seconds of each phase."""
+    from citeworth.core.errors import disk_full
     from citeworth.orchestration import outputs, runs
     from citeworth.orchestration.phases import Phases
 
     phases = Phases()
     with phases("join"):
         stages = [dvc_stage] if dvc_stage else runs.running(runs.plan_of(_workspace()), name)
-    with phases("fetch"):
-        root = prepared_workspace(stages)
-        if reuse and _remote_form():
-            outputs.pull_locked(root, remote=_dvc_remote_of_run(), stages=stages, allow_missing=True)
-    result = call(root, phases)
-    with phases("send"):
-        _send_outputs(root, stages, part(root) if part else None)
+    root = None
+    try:
+        with phases("fetch"):
+            root = prepared_workspace(stages)
+            if reuse and _remote_form():
+                outputs.pull_locked(root, remote=_dvc_remote_of_run(), stages=stages, allow_missing=True)
+        result = call(root, phases)
+        with phases("send"):
+            _send_outputs(root, stages, part(root) if part else None)
+    except Exception as exc:
+        if full := disk_full(exc, root or os.getcwd()):  # a full disk named, with the way out
+            raise full from exc
+        raise
     phases.log()
     return result
 

@@ -4,6 +4,7 @@ rerun redoes only that shard. Shards are real unarXive papers from the mirror.""
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import subprocess
@@ -13,7 +14,7 @@ import pytest
 import yaml
 
 from citeworth import sources
-from citeworth.core.errors import StageFailed
+from citeworth.core.errors import StageFailed, disk_full
 from citeworth.core.params import build
 from citeworth.curate.stage import CurateParams, curate, curate_shard
 from citeworth.curate.stats import summarize
@@ -98,3 +99,42 @@ def curate_cli(project, inputs: list[dict], env: dict[str, str]) -> subprocess.C
     (project / "params.yaml").write_text(yaml.safe_dump({"curate": {"inputs": inputs, "out_dir": "interim"}}))
     return subprocess.run([sys.executable, "-m", "citeworth.cli", "run", "curate"], cwd=project,
                           capture_output=True, text=True, env={**os.environ, **env})
+
+
+def test_a_full_disk_fails_the_stage_naming_it_and_records_no_shard_failure(params, monkeypatch):
+    """ENOSPC is the host's fault, not the shard's: no quarantine record or failed stats that a
+    rerun on a host with space would have to undo, and a message that says which disk and what to do."""
+    out = params.out_dir
+    full = params.out_dir / "paragraphs" / "unarxive__b.jsonl"
+
+    def read(shard):
+        for number, item in enumerate(READ_UNARXIVE(shard)):
+            if shard.name == "b" and number == 1:
+                raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(full))
+            yield item
+
+    monkeypatch.setitem(sources.READERS, "unarxive", read)
+    with pytest.raises(StageFailed, match=rf"no space left on the disk holding {full} \(\d+ MiB free now\): "
+                                          r"free space there, or point CITEWORTH_WORKSPACES"):
+        curate_shard(params, "unarxive__b")
+    assert not (out / "stats" / "unarxive__b.json").exists()
+    assert not (out / "quarantine" / "unarxive__b.jsonl").exists()
+    assert not list(out.rglob("*.tmp"))
+
+
+def test_disk_full_finds_enospc_down_a_chain_of_causes_and_only_there(tmp_path):
+    device = os.open("/dev/full", os.O_WRONLY)
+    with pytest.raises(OSError) as written:
+        os.write(device, b"x")  # the kernel's own ENOSPC
+    os.close(device)
+    said = disk_full(written.value, tmp_path).args[0]
+    assert said.startswith(f"no space left on the disk holding {tmp_path}")
+    try:
+        try:
+            raise written.value
+        except OSError as exc:
+            raise RuntimeError("dvc push failed") from exc
+    except RuntimeError as chained:
+        assert disk_full(chained, tmp_path) is not None
+    assert disk_full(OSError(errno.EIO, "Input/output error"), tmp_path) is None
+    assert disk_full(ValueError("no"), tmp_path) is None
