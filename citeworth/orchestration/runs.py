@@ -91,8 +91,9 @@ def join_workspace(project: Path, run_id: str, record: dict[str, Any],
 
 
 def _add_worktree(project: Path, path: Path, commit: str) -> None:
-    if path.exists():  # a half-made workspace of a killed attempt
-        remove_workspace(project, path)
+    # a half-made workspace of a killed attempt, or the record of one whose folder is gone (a disk
+    # replaced, a folder removed by hand): git refuses to add a worktree where it still has one
+    remove_workspace(project, path)
     path.parent.mkdir(parents=True, exist_ok=True)
     git(project, "worktree", "add", "--detach", str(path), commit)
     _share_dvc(project, path)

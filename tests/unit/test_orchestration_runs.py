@@ -65,6 +65,15 @@ def test_a_workspace_is_a_worktree_at_the_start_commit_linking_the_shared_cache(
     assert _git(project, "worktree", "list", "--porcelain").count("worktree ") == 1
 
 
+def test_a_workspace_whose_folder_vanished_is_made_again(project):
+    """Its disk replaced, or its folder removed by hand: git still lists the worktree and would
+    refuse to add it again, so a retry of the run could never open it."""
+    workspace = runs.open_workspace(project, "its-disk-was-replaced")
+    subprocess.run(["rm", "-rf", str(workspace)], check=True)
+    assert runs.open_workspace(project, "its-disk-was-replaced") == workspace
+    assert (workspace / "out" / "first.txt").read_text() == "None"
+
+
 def test_run_ids_that_differ_only_in_punctuation_get_different_workspaces(tmp_path):
     assert runs.workspace_path(tmp_path, "manual__a:b") != runs.workspace_path(tmp_path, "manual__a+b")
 
