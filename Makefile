@@ -14,7 +14,7 @@ TEST_WORKERS ?= 2
 CITEWORTH_MIRROR ?= $(firstword $(wildcard $(CURDIR)/../shared/data))
 export CITEWORTH_MIRROR
 
-.PHONY: setup system-programs demo study test docs docs-serve lint bench clean
+.PHONY: setup system-programs demo study test faults docs docs-serve lint bench clean
 
 setup: $(VENV)/.installed
 
@@ -51,6 +51,12 @@ study: setup
 test: setup system-programs
 	$(BIN)/ruff check citeworth dags plugins tests benchmarks
 	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/pytest -q -n $(TEST_WORKERS) --dist loadscope --no-loadscope-reorder --durations=30
+
+# The fault suite on the native Celery cluster (Redis, PostgreSQL, S3, the scheduler, a full disk, a lost
+# host, each while real work runs), opt-in: about 40 minutes, past `make test`'s budget. As root (the
+# disk fault mounts a small tmpfs); writes benchmarks/results/faults.json.
+faults: setup system-programs
+	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/python benchmarks/faults.py
 
 # The documentation site (mkdocs.yml): the reference pages regenerated from the code, then built with
 # --strict (a broken link or anchor, or a page outside the nav, fails). `make test` builds it too

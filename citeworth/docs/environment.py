@@ -118,6 +118,12 @@ VARIABLES: dict[str, Variable] = {
     "CITEWORTH_BACKFILL_TEST": Variable(
         _PROJECT, "unset: skipped",
         "`1` runs the opt-in end-to-end backfill test (about 11 minutes)."),
+    "CITEWORTH_FAULT_TESTS": Variable(
+        _PROJECT, "unset: skipped",
+        "`1` runs the opt-in fault suite on the native cluster (`make faults`, about 40 minutes)."),
+    "CITEWORTH_FAULTS_REPORT": Variable(
+        _PROJECT, "unset: no report",
+        "Where the fault suite writes each fault's record (`benchmarks/faults.py` sets it)."),
     "CITEWORTH_TEST_OUT": Variable(
         _PROJECT, "set by the test", "Internal: where the Neovim test's editor script writes what it saw."),
     "CITEWORTH_TEST_PYTHON": Variable(
