@@ -241,21 +241,24 @@ class FaultCluster(Deployment):
                 left.append(f"{proc.name} (group {group}): {cmdline[:200]}")
         return left
 
-    def supervise(self, faulted: Faulted, seconds: float = 60) -> None:
-        """For ``seconds``, start every component that exited (``citeworth cluster up``) as a
-        process supervisor does (compose's ``restart: always``, systemd's ``Restart=always``)."""
-        deadline = time.time() + seconds
-        while time.time() < deadline:
+    def bring_back(self, faulted: Faulted, settle_s: float = 60) -> None:
+        """``citeworth cluster up`` as a process supervisor runs it (compose's ``restart: always``,
+        systemd's ``Restart=always``): until it succeeds, then again whenever a component exits for
+        ``settle_s`` more (the scheduler, dag-processor and triggerer exit when the DB goes away,
+        some only when they next reach for it). ``faulted.cleared``: when it first succeeded."""
+        deadline = time.time() + 300
+        while True:
+            try:
+                faulted.restarted += native.up(self.cluster)
+                break
+            except native.ClusterError as exc:  # a component that exited while `up` waited
+                assert time.time() < deadline, exc
+                time.sleep(2)
+        faulted.cleared = time.time()
+        while time.time() < faulted.cleared + settle_s:
             if any(pid is None for pid in self.cluster.status().values()):
                 faulted.restarted += native.up(self.cluster)
             time.sleep(2)
-
-    def restart_service(self, name: str) -> float:
-        """``citeworth cluster up`` on the running cluster (starts what stopped), as an operator or a
-        supervisor would; the time when it answered again."""
-        started = native.up(self.cluster)
-        assert name in started, started
-        return time.time()
 
 
 def _recurate(min_sentences: int) -> dict:
@@ -304,8 +307,7 @@ def test_redis_killed_and_started_again_while_shards_run_on_two_hosts(faults):
     faulted.began = time.time()
     os.killpg(faults.cluster.pid("redis"), signal.SIGKILL)
     faults.wait_until("redis gone", lambda: faults.cluster.pid("redis") is None)
-    faulted.cleared = faults.restart_service("redis")
-    faults.supervise(faulted)
+    faults.bring_back(faulted)
     faults.check(faulted, conf, faults.finish(faulted, at_fault))
 
 
@@ -319,8 +321,7 @@ def test_postgresql_restarted_while_tasks_run_and_the_scheduler_schedules(faults
     assert any(task[0] == SHARD_TASK for task in at_fault)
     faulted.began = time.time()
     faults.cluster.stop("postgres")  # SIGINT: PostgreSQL's fast shutdown
-    faulted.cleared = faults.restart_service("postgres")
-    faults.supervise(faulted)  # the scheduler, dag-processor and triggerer exit on the lost connection
+    faults.bring_back(faulted)
     faults.check(faulted, conf, faults.finish(faulted, at_fault))
 
 
@@ -414,7 +415,7 @@ def test_scheduler_killed_beside_a_second_one_and_then_alone(faults):
                           lambda: any(t["state"] == "running" for t in faults.tasks("scheduler")))
         os.killpg(cluster.pid(first), signal.SIGKILL)  # now the only one
         time.sleep(10)
-        faulted.cleared = faults.restart_service(first)
+        faults.bring_back(faulted, settle_s=0)
     finally:
         cluster.stop(second)
     faults.check(faulted, conf, faults.finish(faulted, at_fault))
