@@ -152,7 +152,8 @@ class FaultCluster(Deployment):
         assert not left, f"processes outside every running component: {left}"
         retried = [f"{t['task_id']}[{t['map_index']}]" for t in tasks if t["try_number"] > 1]
         faulted.record = {
-            "fault": faulted.fault, "outcome": state, "run_id": faulted.run_id,
+            "fault": faulted.fault, "test": os.environ["PYTEST_CURRENT_TEST"].split("::")[-1].split()[0],
+            "outcome": state, "run_id": faulted.run_id,
             "fault_seconds": round(faulted.cleared - faulted.began, 1),
             "recovery_seconds": round(faulted.recovered - faulted.began, 1),
             "tasks_retried": len(retried), "retried": sorted(retried),
@@ -243,21 +244,22 @@ class FaultCluster(Deployment):
 
     def bring_back(self, faulted: Faulted, settle_s: float = 60) -> None:
         """``citeworth cluster up`` as a process supervisor runs it (compose's ``restart: always``,
-        systemd's ``Restart=always``): until it succeeds, then again whenever a component exits for
-        ``settle_s`` more (the scheduler, dag-processor and triggerer exit when the DB goes away,
-        some only when they next reach for it). ``faulted.cleared``: when it first succeeded."""
-        deadline = time.time() + 300
-        while True:
-            try:
-                faulted.restarted += native.up(self.cluster)
-                break
-            except native.ClusterError as exc:  # a component that exited while `up` waited
-                assert time.time() < deadline, exc
-                time.sleep(2)
-        faulted.cleared = time.time()
-        while time.time() < faulted.cleared + settle_s:
+        systemd's ``Restart=always``): whenever a component is down, until all have run for
+        ``settle_s`` (the scheduler, dag-processor and triggerer exit when the DB goes away, some
+        only when they next reach for it, some while `up` waits for them to be healthy: `up` is
+        then run again). ``faulted.cleared``: when `up` first succeeded."""
+        deadline, running_since = time.time() + 300, None
+        while running_since is None or time.time() < running_since + settle_s:
             if any(pid is None for pid in self.cluster.status().values()):
-                faulted.restarted += native.up(self.cluster)
+                running_since = None
+                try:
+                    faulted.restarted += native.up(self.cluster)
+                except native.ClusterError as exc:  # one exited while `up` waited for it
+                    assert time.time() < deadline, exc
+                    time.sleep(2)
+                    continue
+                faulted.cleared = faulted.cleared or time.time()
+            running_since = running_since or time.time()
             time.sleep(2)
 
 
