@@ -53,7 +53,7 @@ test: setup system-programs
 	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/pytest -q -n $(TEST_WORKERS) --dist loadscope --no-loadscope-reorder --durations=30
 
 # The fault suite on the native Celery cluster (Redis, PostgreSQL, S3, the scheduler, a full disk, a lost
-# host, each while real work runs), opt-in: about 40 minutes, past `make test`'s budget. As root (the
+# host, each while real work runs), opt-in: about 35 minutes, past `make test`'s budget. As root (the
 # disk fault mounts a small tmpfs); writes benchmarks/results/faults.json.
 faults: setup system-programs
 	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/python benchmarks/faults.py

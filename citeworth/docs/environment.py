@@ -120,7 +120,7 @@ VARIABLES: dict[str, Variable] = {
         "`1` runs the opt-in end-to-end backfill test (about 11 minutes)."),
     "CITEWORTH_FAULT_TESTS": Variable(
         _PROJECT, "unset: skipped",
-        "`1` runs the opt-in fault suite on the native cluster (`make faults`, about 40 minutes)."),
+        "`1` runs the opt-in fault suite on the native cluster (`make faults`, about 35 minutes)."),
     "CITEWORTH_FAULTS_REPORT": Variable(
         _PROJECT, "unset: no report",
         "Where the fault suite writes each fault's record (`benchmarks/faults.py` sets it)."),

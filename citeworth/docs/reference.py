@@ -549,6 +549,8 @@ def figures() -> dict[str, str]:
     values["study-minutes"] = f"{study['make_study']['wall_s'] / 60:.1f}"
     if (RESULTS / "resources.json").exists():
         values.update(_resources(json.loads((RESULTS / "resources.json").read_text(encoding="utf-8"))))
+    if (faults := RESULTS / "faults.json").exists():
+        values["faults-table"] = _faults_table(json.loads(faults.read_text(encoding="utf-8")))
     for source in ("elife", "europepmc"):  # the files each registry of real articles pins
         registry = ROOT / "citeworth" / "download" / f"{source}_files.tsv"
         values[f"{source}-articles"] = f"{len(registry.read_text(encoding='utf-8').splitlines()) - 1:,}"
@@ -563,6 +565,19 @@ def _resources(data: dict) -> dict[str, str]:
     return {"resources-demo-folders": listed(data["demo"]["disk_mib"]),
             "resources-study-folders": listed(data["study"]["disk_mib"]),
             "resources-demo-stages": listed(data["demo"]["memory"]["stages_mib"])}
+
+
+def _faults_table(data: dict) -> str:
+    """One row per fault of the fault suite's last run (a block of its own, as a table must be)."""
+    rows = [[fault["fault"], fault["outcome"], f"{fault['recovery_seconds']:.0f} s",
+             str(fault["tasks_retried"]), f"{fault['rerun_shards_redone']} of "
+             f"{fault['rerun_shards_redone'] + fault['rerun_shards_reused']}",
+             str(fault["objects_lost"]), str(fault["half_published"]), fault["setting"],
+             f"`{fault['commit']}`"]
+            for fault in data["faults"]]
+    header = ["fault", "run", "recovered in", "tasks retried", "shards redone by a rerun", "objects lost",
+              "half-published", "what makes it so", "at commit"]
+    return "\n\n" + _table(header, rows) + "\n\n"
 
 
 def _setups(runs: dict) -> str:

@@ -14,7 +14,7 @@ again, over both cpu hosts). After each, what must hold:
 4. no process is left behind (every process of the cluster is in a running component's group).
 
 Each test records its fault for ``benchmarks/results/faults.json`` (written by
-``python benchmarks/faults.py``, which runs this module). About 40 minutes on 2 cores, so it runs
+``python benchmarks/faults.py``, which runs this module). About 35 minutes on 2 cores, so it runs
 where asked for: ``CITEWORTH_FAULT_TESTS=1`` (``make faults``).
 """
 
@@ -47,7 +47,7 @@ from citeworth.orchestration.versioning import DATASET_STAGES
 
 pytestmark = [pytest.mark.slow, pytest.mark.skipif(
     os.environ.get("CITEWORTH_FAULT_TESTS") != "1",
-    reason="the fault suite takes about 40 min: set CITEWORTH_FAULT_TESTS=1 (or run `make faults`)")]
+    reason="the fault suite takes about 35 min: set CITEWORTH_FAULT_TESTS=1 (or run `make faults`)")]
 
 REPORT_ENV = "CITEWORTH_FAULTS_REPORT"
 OUTAGE_S = 60
