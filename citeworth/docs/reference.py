@@ -569,9 +569,12 @@ def _resources(data: dict) -> dict[str, str]:
 
 def _faults_table(data: dict) -> str:
     """One row per fault of the fault suite's last run (a block of its own, as a table must be)."""
+    def redone(fault: dict) -> str:
+        shards = fault["rerun_shards_redone"] + fault["rerun_shards_reused"]
+        return f"{fault['rerun_shards_redone']} of {shards}" if shards else "none: its release is versioned"
+
     rows = [[fault["fault"], fault["outcome"], f"{fault['recovery_seconds']:.0f} s",
-             str(fault["tasks_retried"]), f"{fault['rerun_shards_redone']} of "
-             f"{fault['rerun_shards_redone'] + fault['rerun_shards_reused']}",
+             str(fault["tasks_retried"]), redone(fault),
              str(fault["objects_lost"]), str(fault["half_published"]), fault["setting"],
              f"`{fault['commit']}`"]
             for fault in data["faults"]]
