@@ -64,11 +64,12 @@ def main(argv: list[str] | None = None) -> int:
                             text=True).stdout.strip()
     for fault in faults:
         fault.update(commit=commit, date=date.today().isoformat())
-    results = {
-        "machine": f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}",
-        "command": "python benchmarks/faults.py", "suite_minutes": round(seconds / 60, 1),
-        "tests": outcomes, "faults": faults}
-    if args.only:  # the earlier full run's, with these tests' new records
+    if not args.only:
+        results = {
+            "machine": f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}",
+            "command": "python benchmarks/faults.py", "suite_minutes": round(seconds / 60, 1),
+            "tests": outcomes, "faults": faults}
+    else:  # the earlier full run's, with these tests' new records
         results = json.loads(RESULTS.read_text())
         rerun = {fault["test"] for fault in faults}
         kept = [fault for fault in results["faults"] if fault["test"] not in rerun]

@@ -68,6 +68,7 @@ class Faulted:
     began: float = 0.0
     cleared: float = 0.0
     recovered: float = 0.0
+    at_fault: set[tuple[str, int]] = field(default_factory=set)  # tasks running or waiting at the fault
     restarted: list[str] = field(default_factory=list)  # components a supervisor started again
     record: dict = field(default_factory=dict)
 
@@ -120,7 +121,7 @@ class FaultCluster(Deployment):
         return {(task["task_id"], task["map_index"]) for task in self.tasks(run_id)
                 if task["state"] in ("running", "queued", "scheduled", "up_for_retry", "restarting")}
 
-    def finish(self, faulted: Faulted, at_fault: set[tuple[str, int]]) -> str:
+    def finish(self, faulted: Faulted) -> str:
         """Wait for the run to end; ``faulted.recovered``: when every task that was running or
         waiting at the fault had succeeded."""
         deadline = time.time() + RUN_TIMEOUT_S
@@ -130,7 +131,7 @@ class FaultCluster(Deployment):
             if not faulted.recovered:
                 done = {(task["task_id"], task["map_index"]) for task in self.tasks(faulted.run_id)
                         if task["state"] in ("success", "skipped")}
-                if at_fault <= done:
+                if faulted.at_fault <= done:
                     faulted.recovered = time.time()
             time.sleep(2)
         faulted.recovered = faulted.recovered or time.time()
@@ -294,9 +295,15 @@ def faults(tmp_path_factory, mirror):
         shutil.rmtree(root, ignore_errors=True)
 
 
-def _faulted(faults: FaultCluster, fault: str, run_id: str, conf: dict, setting: str) -> Faulted:
+def _faulted(faults: FaultCluster, fault: str, run_id: str, conf: dict, setting: str,
+             hosts: int = 2) -> Faulted:
+    """The run ``run_id`` triggered and curating baseline shards on ``hosts`` hosts at once: the
+    moment to inject ``fault`` (``began`` and the tasks unfinished then are recorded)."""
     faults.trigger(run_id, conf)
-    return Faulted(fault, run_id, setting)
+    faults.running_shards(run_id, hosts=hosts)
+    faulted = Faulted(fault, run_id, setting, at_fault=faults.unfinished(run_id))
+    faulted.began = time.time()
+    return faulted
 
 
 def test_redis_killed_and_started_again_while_shards_run_on_two_hosts(faults):
@@ -304,13 +311,10 @@ def test_redis_killed_and_started_again_while_shards_run_on_two_hosts(faults):
     faulted = _faulted(faults, "redis killed (kill -9) and started again", "redis", conf,
                        "redis-server --appendonly yes --appendfsync always (the broker's queue survives "
                        "a restart); task_acks_late with prefetch 1")
-    faults.running_shards("redis", hosts=2)
-    at_fault = faults.unfinished("redis")
-    faulted.began = time.time()
     os.killpg(faults.cluster.pid("redis"), signal.SIGKILL)
     faults.wait_until("redis gone", lambda: faults.cluster.pid("redis") is None)
     faults.bring_back(faulted)
-    faults.check(faulted, conf, faults.finish(faulted, at_fault))
+    faults.check(faulted, conf, faults.finish(faulted))
 
 
 def test_postgresql_restarted_while_tasks_run_and_the_scheduler_schedules(faults):
@@ -318,29 +322,23 @@ def test_postgresql_restarted_while_tasks_run_and_the_scheduler_schedules(faults
     faulted = _faulted(faults, "postgresql restarted (fast shutdown, then start)", "postgres", conf,
                        "the scheduler, dag-processor and triggerer exit when the DB goes away: a supervisor "
                        "starts them again (`citeworth cluster up`); the task runners retry the API server")
-    faults.running_shards("postgres", hosts=2)
-    at_fault = faults.unfinished("postgres")
-    assert any(task[0] == SHARD_TASK for task in at_fault)
-    faulted.began = time.time()
+    assert any(task[0] == SHARD_TASK for task in faulted.at_fault)
     faults.cluster.stop("postgres")  # SIGINT: PostgreSQL's fast shutdown
     faults.bring_back(faulted)
-    faults.check(faulted, conf, faults.finish(faulted, at_fault))
+    faults.check(faulted, conf, faults.finish(faulted))
 
 
 def test_s3_unreachable_for_60s_during_shard_writes_and_the_versioning_push(faults):
     conf = {"release": "demo-v1"}  # a new data version: shards stored, outputs pushed, a tag
     faulted = _faulted(faults, "S3 unreachable for 60 s (twice: shard writes, dvc push and tagging)",
-                       "s3-demo-v1", conf, "task retries (2, 30 s doubling); boto3 standard retries")
-    faults.running_shards("s3-demo-v1", hosts=1)
-    at_fault = faults.unfinished("s3-demo-v1")
-    faulted.began = time.time()
+                       "s3-demo-v1", conf, "task retries (2, 30 s doubling); boto3 standard retries", hosts=1)
     with faults.proxy.outage(OUTAGE_S):
         pass
     faults.running_task("s3-demo-v1", "version")
     with faults.proxy.outage(OUTAGE_S):
         pass
     faulted.cleared = time.time()
-    state = faults.finish(faulted, at_fault)
+    state = faults.finish(faulted)
     assert git(faults.cluster.bare_repo, "tag", "--list", "data/demo/demo-v1").strip() == "data/demo/demo-v1"
     faults.check(faulted, conf, state)
 
@@ -390,17 +388,14 @@ def _log_of(faults: FaultCluster, run_id: str, task: dict, attempt: int,
 
 def test_scheduler_killed_beside_a_second_one_and_then_alone(faults):
     conf = _recurate(5)
-    faulted = _faulted(faults, "scheduler killed (kill -9): with a second scheduler, then alone and started "
-                       "again", "scheduler", conf, "several schedulers on PostgreSQL (row locks); the "
-                       "orphaned tasks adopted by the scheduler that runs")
     cluster = faults.cluster
     second = f"{native.SCHEDULER_HOST}/scheduler-2"
     cluster.start(second, [sys.executable, "-m", "airflow", "scheduler"],
                   cluster.host_env(native.SCHEDULER_HOST), cluster.host_dir(native.SCHEDULER_HOST))
     try:
-        faults.running_shards("scheduler", hosts=2)
-        at_fault = faults.unfinished("scheduler")
-        faulted.began = time.time()
+        faulted = _faulted(faults, "scheduler killed (kill -9): with a second scheduler, then alone and "
+                           "started again", "scheduler", conf, "several schedulers on PostgreSQL (row "
+                           "locks); the orphaned tasks adopted by the scheduler that runs")
         first = f"{native.SCHEDULER_HOST}/scheduler"
         os.killpg(cluster.pid(first), signal.SIGKILL)
         # the second one schedules on: more shards end while the first is down
@@ -420,7 +415,7 @@ def test_scheduler_killed_beside_a_second_one_and_then_alone(faults):
         faults.bring_back(faulted, settle_s=0)
     finally:
         cluster.stop(second)
-    faults.check(faulted, conf, faults.finish(faulted, at_fault))
+    faults.check(faulted, conf, faults.finish(faulted))
 
 
 def test_the_workspace_disk_full_during_shard_writes_and_at_a_training_checkpoint(faults):
@@ -432,9 +427,6 @@ def test_the_workspace_disk_full_during_shard_writes_and_at_a_training_checkpoin
                            "a training checkpoint", "disk-full", conf, "outputs and checkpoints written "
                            "whole or not at all (a temporary file renamed); the stage fails naming the "
                            "full disk; task retries; training resumes from its last checkpoint")
-        faults.running_shards("disk-full", hosts=2)
-        at_fault = faults.unfinished("disk-full")
-        faulted.began = time.time()
         ballast = _fill(cpu2)
         failed = faults.wait_until("a task failed on the full disk", lambda: next(
             (t for t in faults.tasks("disk-full") if t["hostname"] == "cpu2"
@@ -442,7 +434,7 @@ def test_the_workspace_disk_full_during_shard_writes_and_at_a_training_checkpoin
         assert DISK_FULL in _log_of(faults, "disk-full", failed, failed["try_number"])
         ballast.unlink()  # the operator frees space: the retries go through
         faulted.cleared = time.time()
-        record = faults.check(faulted, conf, faults.finish(faulted, at_fault))
+        record = faults.check(faulted, conf, faults.finish(faulted))
         record.update(_disk_full_at_a_training_checkpoint(faults, gpu1))
 
 
@@ -496,13 +488,10 @@ def test_a_worker_host_lost_for_good(faults):
     faulted = _faulted(faults, "a worker host lost for good (its processes killed, its folder removed)",
                        "host-lost", conf, "task_instance_heartbeat_timeout (60 s here): the lost task is "
                        "failed and retried on another host; acks_late")
-    faults.running_shards("host-lost", hosts=2)
-    at_fault = faults.unfinished("host-lost")
-    faulted.began = time.time()
     os.killpg(faults.cluster.pid("cpu2/worker"), signal.SIGKILL)
     shutil.rmtree(faults.cluster.host_dir("cpu2"))
     faulted.cleared = time.time()
-    state = faults.finish(faulted, at_fault)
+    state = faults.finish(faulted)
     ran_on = {t["hostname"] for t in faults.tasks("host-lost") if t["state"] == "success" and t["hostname"]}
     assert "cpu1" in ran_on
     faults.check(faulted, conf, state)
