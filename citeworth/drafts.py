@@ -59,6 +59,8 @@ class Draft:
     cite_anchors: list[int] = field(default_factory=list)  # citations outside the text (footnotes)
     files: list[str] = field(default_factory=list)  # every file it read (so no file is checked twice)
     warnings: list[str] = field(default_factory=list)
+    title: str | None = None  # LaTeX's \\title, Markdown's front matter title or first heading
+    abstract: str | None = None  # LaTeX's abstract environment, Markdown's front matter abstract
 
 
 @dataclass(frozen=True)
@@ -80,6 +82,7 @@ class NewEntry:
     bibtex: str  # the entry to append, keyed with the suggestion's key
     bib: str | None  # the .bib file it goes to; None: the draft names none
     bib_problem: str | None = None  # why it cannot be added there (read-only, unparsable, none)
+    why: tuple[str, ...] = ()  # why it is suggested ("co-cited with 'X' in 3 papers"), strongest first
 
 
 @dataclass(frozen=True)

@@ -66,10 +66,11 @@ def _gnu_suggestions(sentence: Sentence) -> str:
 
 
 def work_label(suggested: Suggested) -> str:
-    """'Title (2017, doi:10.1/x, cited by 3 papers in the corpus)'."""
+    """'Title (2017, doi:10.1/x, cited by 3 papers in the corpus; co-cited with 'X' in 2 papers)'."""
     entry = suggested.entry
     facts = [str(entry.year) if entry.year else "", entry.identifier, cited_by(entry.cited_by)]
-    return f"{suggested.title or suggested.key} ({', '.join(fact for fact in facts if fact)})"
+    why = "".join(f"; {reason}" for reason in entry.why)
+    return f"{suggested.title or suggested.key} ({', '.join(fact for fact in facts if fact)}{why})"
 
 
 def cited_by(count: int) -> str:
@@ -81,7 +82,8 @@ def _suggestion(suggested: Suggested) -> dict:
              "source": suggested.source}
     if entry := suggested.entry:
         found |= {"identifier": entry.identifier, "year": entry.year, "cited_by": entry.cited_by,
-                  "bibtex": entry.bibtex, "bib": entry.bib, "bib_problem": entry.bib_problem}
+                  "bibtex": entry.bibtex, "bib": entry.bib, "bib_problem": entry.bib_problem,
+                  "why": list(entry.why)}
     return found
 
 

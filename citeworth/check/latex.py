@@ -64,8 +64,17 @@ def tex_draft(doc: TexDocument, name: str, folder: Path | None) -> Draft:
     )
     missing = [f"{name}: \\input/\\include of {target!r}: no such file (its text is not checked)"
                for target in doc.source.missing]
+    abstract = " ".join(_without_citations(p) for p in doc.abstract) or None
     return Draft(name, [_block(doc, p) for p in doc.abstract + doc.paragraphs], locate, directives,
-                 anchors, [display(f) for f in doc.source.included], missing)
+                 anchors, [display(f) for f in doc.source.included], missing, doc.title or None, abstract)
+
+
+def _without_citations(paragraph: TexParagraph) -> str:
+    text, end = [], 0
+    for mark in paragraph.cites:
+        text.append(paragraph.text[end:mark.start])
+        end = mark.end
+    return " ".join("".join([*text, paragraph.text[end:]]).split())
 
 
 def _block(doc: TexDocument, paragraph: TexParagraph) -> Block:

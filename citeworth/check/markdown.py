@@ -49,6 +49,11 @@ def read_markdown(text: str, name: str) -> Draft:
     for previous, token in zip([None, *tokens], tokens, strict=False):
         if token.type in ("footnote_block_open", "footnote_block_close"):
             in_footnotes += 1 if token.type.endswith("open") else -1
+        elif token.type == "front_matter":
+            draft.title, draft.abstract = _front_matter_about(token.content)
+        elif token.type == "inline" and previous is not None and previous.type == "heading_open" \
+                and draft.title is None:
+            draft.title = token.content
         elif token.type == "html_block" and token.map:
             draft.directives += [Directive(line_starts[token.map[0]] + m.start(), m.group(1))
                                  for m in DIRECTIVE.finditer(token.content)]
@@ -57,6 +62,22 @@ def read_markdown(text: str, name: str) -> Draft:
             offsets = _content_offsets(token.content, token.map[0], text, line_starts)
             draft.blocks.append(_InlineText(token.content, offsets, draft.directives).block(token.children))
     return draft
+
+
+def _front_matter_about(yaml_text: str) -> tuple[str | None, str | None]:
+    """The ``title`` and ``abstract`` a YAML front matter gives (None where it gives none, or is no
+    YAML: ``front_matter_bibs`` reports that)."""
+    import yaml
+
+    try:
+        meta = yaml.safe_load(yaml_text)
+    except yaml.YAMLError:
+        return None, None
+    if not isinstance(meta, dict):
+        return None, None
+    found = [meta.get(key) for key in ("title", "abstract")]
+    return tuple(" ".join(value.split()) if isinstance(value, str) and value.strip() else None
+                 for value in found)
 
 
 def markdown_citations(text: str, protected: list[Span]) -> list[Span]:

@@ -230,7 +230,7 @@ class Checker:
             if self.works is not None:
                 bib = draft_bib(checked.draft, checked.project.syntax, list(checked.options.bibs),
                                 checked.sources)
-                checked.works = WorkSuggester(self.works, own, bib)
+                checked.works = WorkSuggester(self.works, own, bib, checked.draft, checked.sentences)
         return checked.ranker
 
     def suggestions(self, checked: Checked, sentence: Sentence) -> list[Suggested]:

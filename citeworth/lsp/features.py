@@ -147,6 +147,7 @@ def flag_hover(sentence: Sentence, suggestions: Sequence[Suggested]) -> str:
     if works:
         text += "\n\nNot in the bibliography yet (cited-works index):\n" + "\n".join(
             f"{i}. {work_title(s)}, `{s.entry.identifier}`, {cited_by(s.entry.cited_by)}"
+            + "".join(f"; {reason}" for reason in s.entry.why)
             for i, s in enumerate(works, 1))
     return text
 

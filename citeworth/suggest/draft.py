@@ -48,7 +48,7 @@ from citeworth.suggest.candidates import (
 )
 from citeworth.suggest.dense import Encoder
 from citeworth.suggest.ranker import Ranker, fuse, order
-from citeworth.suggest.works import WorksRanker
+from citeworth.suggest.works import Query, Ranked, WorksRanker
 
 CITE_TEXT = {"tex": "~\\cite{{{key}}}", "md": " [@{key}]"}
 _FINAL_PUNCTUATION = ".!?;:"
@@ -74,7 +74,7 @@ def suggest(drafts: Sequence[tuple[Draft, str]], found: Sequence[Sentence], k: i
         DraftRanker(mine, own, corpus, encoder).fill(mine, k, syntax)
         if works is not None:
             target = draft_bib(draft, syntax, list(bibs))
-            WorkSuggester(works, own, target).fill(mine, k, syntax)
+            WorkSuggester(works, own, target, draft, mine).fill(mine, k, syntax)
     return warnings
 
 
@@ -245,34 +245,52 @@ def _relative(path: Path, folder: Path) -> str | None:
 class WorkSuggester:
     """The works of a cited-works index for a draft's flags, after its own entries: the draft's own
     entries (found in the index by identifier, else fallback key) are never suggested again, and
-    each work comes with the BibTeX entry that adds it to ``bib`` (a key no entry there has)."""
+    each work comes with the BibTeX entry that adds it to ``bib`` (a key no entry there has).
 
-    def __init__(self, ranker: WorksRanker, own: Sequence[Candidate], bib: DraftBib):
+    Each sentence is asked in its draft's context (``works.Query``): the sentences around it
+    (``sentences``: the draft's, in order), the draft's title and abstract, and its own entries
+    found in the index, whose co-cited works the ranker favours."""
+
+    def __init__(self, ranker: WorksRanker, own: Sequence[Candidate], bib: DraftBib,
+                 draft: Draft | None = None, sentences: Sequence[Sentence] = ()):
         self.ranker, self.bib = ranker, bib
         found = (ranker.index.find(c.ids, c.title, c.authors, c.year) for c in own)
         self.exclude = {row for row in found if row is not None}
+        self.about = " ".join(filter(None, (draft.title, draft.abstract))) if draft is not None else ""
+        self.sentences = list(sentences)
+        self.at = {(s.file, s.offset): i for i, s in enumerate(self.sentences)}
+
+    def query(self, sentence: Sentence | str) -> Query:
+        """What the ranker is asked for ``sentence`` (text alone: a completion's)."""
+        if isinstance(sentence, str):
+            return Query(sentence, "", self.about, tuple(sorted(self.exclude)))
+        neighbours = ""
+        if (at := self.at.get((sentence.file, sentence.offset))) is not None:
+            around = [self.sentences[i] for i in (at - 1, at + 1) if 0 <= i < len(self.sentences)]
+            neighbours = " ".join(s.text for s in around if s.file == sentence.file)
+        return Query(sentence.text, neighbours, self.about, tuple(sorted(self.exclude)))
 
     def fill(self, found: Sequence[Sentence], k: int, syntax: str, lines: Lines | None = None) -> None:
         """Append the top ``k`` works to the suggestions of each flag of ``found``, each with where
         its citation goes (``lines``: as ``DraftRanker.fill``)."""
         flagged = [s for s in found if s.status == FLAGGED]
-        for sentence, ranked in zip(flagged, self.ranker.rank([s.text for s in flagged], k, self.exclude),
-                                    strict=True):
+        queries = [self.query(s) for s in flagged]
+        for sentence, ranked in zip(flagged, self.ranker.rank(queries, k, self.exclude), strict=True):
             place = insertion_point(sentence, lines) if syntax in CITE_TEXT else None
-            sentence.suggestions = [*sentence.suggestions,
-                                    *(self.suggested(r.work, r.score, syntax, place) for r in ranked)]
+            sentence.suggestions = sentence.suggestions + [self.suggested(r, syntax, place) for r in ranked]
 
     def ranked(self, text: str, k: int) -> list[Suggested]:
         """The top ``k`` works for a sentence ``text`` (completion: no place to insert)."""
-        [ranked] = self.ranker.rank([text], k, self.exclude)
-        return [self.suggested(r.work, r.score, "") for r in ranked]
+        [ranked] = self.ranker.rank([self.query(text)], k, self.exclude)
+        return [self.suggested(r, "") for r in ranked]
 
-    def suggested(self, work, score: float, syntax: str, place: tuple[int, int] | None = None) -> Suggested:
+    def suggested(self, ranked: Ranked, syntax: str, place: tuple[int, int] | None = None) -> Suggested:
+        work = ranked.work
         key = entry_key(work, self.bib.keys)
         insertion = Insertion(*place, CITE_TEXT[syntax].format(key=key)) if place else None
         entry = NewEntry(work.identifier, work.year, work.cited_by, bibtex_entry(work, key),
-                         str(self.bib.path) if self.bib.path else None, self.bib.problem)
-        return Suggested(key, work.title, round(score, 4), WORKS, insertion, entry)
+                         str(self.bib.path) if self.bib.path else None, self.bib.problem, ranked.why)
+        return Suggested(key, work.title, round(ranked.score, 4), WORKS, insertion, entry)
 
 
 def insertion_point(sentence: Sentence, lines: Lines | None = None) -> tuple[int, int]:

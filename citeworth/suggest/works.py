@@ -13,6 +13,9 @@ process) and rank it with ``WorksRanker``. A folder:
                    more than a context's) and its first ``max_contexts`` citing sentences
                    (memory-mapped when loaded)
     cited_by.npy   the citing-paper count of each row (the popularity prior)
+    cocitation.npz which indexed papers and paragraphs cite which works (``suggest/cocitation.py``)
+    papers_bm25/   ``bm25s``'s index of the indexed papers' titles and abstracts (the papers like a
+                   draft: the works they cite)
     vectors.npy    (with an encoder) each work's unit vector under the embedded MiniLM (float16)
     vectors.hnsw   an HNSW graph over them (nmslib), so the nearest works are found without reading
                    every vector; with ``vectors.hnsw.dat``, nmslib's copy of the data
@@ -26,6 +29,7 @@ prior: a work's BM25 score gains ``PRIOR * ln(1 + cited_by)`` (see ``fused``).
 
 from __future__ import annotations
 
+import functools
 import json
 import sqlite3
 from collections import Counter
@@ -37,13 +41,15 @@ import numpy as np
 
 from citeworth.core.identity import fallback_key, identifier_keys
 from citeworth.core.version import tool_version
+from citeworth.suggest import cocitation
 from citeworth.suggest.authors import AuthorIndex
 from citeworth.suggest.bibtex import BibWork
 from citeworth.suggest.bm25 import BM25
 from citeworth.suggest.ranker import fuse, order
 
-FORMAT = 1  # the layout above; an index of another format is refused with the version that wrote it
+FORMAT = 2  # the layout above; an index of another format is refused with the version that wrote it
 DB, BM25_DIR, CITED_BY, VECTORS, GRAPH = "works.sqlite", "bm25", "cited_by.npy", "vectors.npy", "vectors.hnsw"
+PAPERS_BM25 = "papers_bm25"
 POOL = 100  # candidates each ranking contributes per sentence
 # The popularity prior's weight on BM25's scale (``fused``): on the study's dev sentences (train index,
 # a work's title counted once; benchmarks/works.py --split dev) BM25 alone found 38.4% of the cited
@@ -122,6 +128,16 @@ class IndexWriter:
         self.encoder = encoder
         self.settings = {**self.settings, "encoder_sha256": encoders.encoder_digest(encoder)}
 
+    def write_citations(self, pairs: dict[str, tuple[np.ndarray, np.ndarray]], papers: list[str], k1: float,
+                        b: float) -> None:
+        """Which papers and paragraphs cite which works (``WorkFile.citations``): co-citation; and
+        the papers' titles and abstracts (``papers``, by unit) for finding the papers like a draft."""
+        counts = {"papers": len(papers), "paragraphs": None}
+        cocitation.save(self.folder, {name: cocitation.Relation.of_pairs(*pairs[name], len(self.cited_by),
+                                                                         counts[name])
+                                      for name in cocitation.RELATIONS})
+        BM25(papers, k1, b).save(self.folder / PAPERS_BM25)
+
     def finish(self, counts: dict) -> None:
         meta = {"format": FORMAT, "citeworth": tool_version(), "works": len(self.cited_by),
                 "encoder": self.encoder, "settings": self.settings, "counts": counts}
@@ -170,6 +186,8 @@ class WorksIndex:
         self.size = int(self.meta["works"])
         self.bm25 = BM25.load(self.folder / BM25_DIR, self.size)
         self.cited_by = np.load(self.folder / CITED_BY, mmap_mode="r")
+        self.cocited = cocitation.load(self.folder)
+        self.papers_bm25 = BM25.load(self.folder / PAPERS_BM25, self.cocited["papers"].units_count)
         vectors = self.folder / VECTORS
         self.vectors = np.load(vectors, mmap_mode="r") if vectors.is_file() else None
         self._graph = None
@@ -223,69 +241,219 @@ class WorksIndex:
 
 
 @dataclass(frozen=True)
+class Query:
+    """A sentence and what its draft says around it: the ranker's question."""
+
+    sentence: str
+    neighbours: str = ""  # the sentences before and after it in its paragraph
+    about: str = ""  # the draft's title and abstract
+    known: tuple[int, ...] = ()  # rows of the works the draft already cites (co-citation evidence)
+
+
+@dataclass(frozen=True)
 class Ranked:
     work: IndexedWork
     score: float
+    why: tuple[str, ...] = ()  # the signals that put it there, strongest first
 
 
 class WorksRanker:
-    """Ranks an index's works for sentences. ``encoder``: embeds the sentences (an ``Encoder``)
-    when the index has vectors; None ranks lexically."""
+    """Ranks an index's works for sentences in their drafts' context. ``encoder``: embeds the
+    sentences (an ``Encoder``) when the index has vectors; None ranks without the dense signal.
+    ``model``: the learned weights (``LearnedModel``; default the shipped ``works_ranker.json``)."""
 
-    def __init__(self, index: WorksIndex, encoder=None):
+    def __init__(self, index: WorksIndex, encoder=None, model: LearnedModel | None = None):
         self.index = index
         self.encoder = encoder if index.vectors is not None else None
         if self.encoder is not None and self.encoder.name != index.encoder:
             raise WorksIndexError(f"{index.folder}: its vectors were made by the encoder {index.encoder!r}, "
                                   f"not {self.encoder.name!r}: rebuild it, or rank with that encoder")
+        self.model = model or LearnedModel.shipped()
+        self._draft: dict[str, tuple] = {}  # the last draft's whole-index signals, by what they came from
 
-    def rank(self, sentences: Sequence[str], k: int, exclude: Iterable[int] = ()) -> list[list[Ranked]]:
-        """The top ``k`` works for each sentence, none of the rows ``exclude`` (the draft's own)."""
+    def rank(self, queries: Sequence[Query | str], k: int, exclude: Iterable[int] = ()) -> list[list[Ranked]]:
+        """The top ``k`` works for each query, none of the rows ``exclude`` (the draft's own)."""
+        queries = [Query(q) if isinstance(q, str) else q for q in queries]
         exclude = np.array(sorted(set(exclude)), dtype=np.int64)
-        queries = self.encoder.encode(list(sentences)) if self.encoder is not None and sentences else None
+        vectors = self._vectors(queries)
         ranked = []
-        for number, sentence in enumerate(sentences):
-            query = None if queries is None else queries[number]
-            pool, signals = self.signals(sentence, query, exclude)
+        for query, vector in zip(queries, vectors, strict=True):
+            pool, features = self.features(query, vector, exclude)
             if not len(pool):
                 ranked.append([])
                 continue
-            scores = fused(signals)[0]
+            scores, parts = self.model.score(features)
             top = order(scores)[:k]
-            ranked.append([Ranked(work, float(scores[i]))
+            ranked.append([Ranked(work, float(scores[i]), self._why(work, parts[:, i], features, i, query))
                            for i, work in zip(top, self.index.works(pool[top]), strict=True)])
         return ranked
 
-    def signals(self, sentence: str, query: np.ndarray | None,
-                exclude: np.ndarray) -> tuple[np.ndarray, dict[str, np.ndarray]]:
-        """The pool of rows for ``sentence`` and each signal on it (1 x pool; NaN: not scored)."""
-        bm25 = self.index.bm25.scores(sentence)
-        pools = [_top(bm25, POOL)]
-        if query is not None:
-            pools.append(self.index.nearest(query[None].astype(np.float32), POOL)[0])
-        pool = np.setdiff1d(np.union1d(*pools) if len(pools) > 1 else pools[0], exclude)
+    def _vectors(self, queries: Sequence[Query]) -> list[np.ndarray | None]:
+        if self.encoder is None or not queries:
+            return [None] * len(queries)
+        return list(self.encoder.encode([q.sentence for q in queries]))
+
+    def features(self, query: Query, vector: np.ndarray | None,
+                 exclude: np.ndarray) -> tuple[np.ndarray, dict[str, np.ndarray]]:
+        """The pool of rows for ``query`` (each ranking's best, less ``exclude`` and the known works)
+        and every feature on it (``FEATURES``, ``dense`` with vectors; ``pools``: which rankings
+        brought it)."""
+        bm25 = self.index.bm25.scores(query.sentence)
+        neighbours = self.index.bm25.scores(query.neighbours) if query.neighbours else None
+        about = self._per_draft("about", query.about, lambda: self.index.bm25.scores(query.about))
+        similar = self._per_draft("similar", query.about, lambda: self._similar(query.about))
+        known = np.array(sorted(set(query.known)), dtype=np.int64)
+        cocited = {name: self._per_draft(name, known.tobytes(), lambda r=relation: r.counts(known))
+                   for name, relation in self.index.cocited.items()}
+        rankings = {"bm25": (bm25, POOL), "cocited": (cocited["papers"], COCITED_POOL),
+                    "neighbours": (neighbours, CONTEXT_POOL), "about": (about, CONTEXT_POOL),
+                    "similar": (similar, CONTEXT_POOL)}
+        pools = {name: _top(scores, k) for name, (scores, k) in rankings.items() if scores is not None}
+        if vector is not None:
+            pools["dense"] = self.index.nearest(vector[None].astype(np.float32), POOL)[0]
+        pool = np.setdiff1d(functools.reduce(np.union1d, pools.values()), np.union1d(exclude, known))
         if not len(pool):
             return pool, {}
+        def at(scores: np.ndarray | None) -> np.ndarray:
+            return scores[pool] if scores is not None else np.zeros(len(pool))
+
         works = self.index.works(pool)
+        cited_by = np.asarray(self.index.cited_by[pool], dtype=np.float64)
         authors = AuthorIndex([w.authors for w in works], [w.year for w in works])
-        found = {"bm25": bm25[pool][None], "authors": authors.scores(sentence)[None],
-                 "cited_by": np.asarray(self.index.cited_by[pool], dtype=np.float64)[None]}
-        if query is not None:
-            vectors = np.asarray(self.index.vectors[pool], dtype=np.float32)
-            found["dense"] = (vectors @ query)[None]
+        found = {"bm25": bm25[pool], "bm25_share": _share(bm25[pool]), "neighbours": _share(at(neighbours)),
+                 "about": _share(at(about), about.max() if about is not None else None),
+                 "similar": at(similar), "cited_by": np.log1p(cited_by),
+                 "cocited_papers": np.log1p(at(cocited["papers"])),
+                 "cocited_share": at(cocited["papers"]) / np.maximum(cited_by, 1) / max(1, len(known)),
+                 "cocited_paragraphs": np.log1p(at(cocited["paragraphs"])),
+                 "authors": authors.scores(query.sentence)}
+        if vector is not None:
+            found["dense"] = np.asarray(self.index.vectors[pool], dtype=np.float32) @ vector
+        # which rankings brought each candidate (a bit per POOLS entry; the benchmark's ablations)
+        found["pools"] = sum(np.isin(pool, pools[name]).astype(np.int64) << bit
+                             for bit, name in enumerate(POOLS) if name in pools)
         return pool, found
+
+    def _similar(self, about: str) -> np.ndarray:
+        """For every work, how much the indexed papers most like the draft (BM25 of its title and
+        abstract against theirs, each as a share of the best) cite it."""
+        scores = self.index.papers_bm25.scores(about)
+        papers = _top(scores, SIMILAR_PAPERS)
+        if not len(papers):
+            return np.zeros(self.index.size)
+        return self.index.cocited["papers"].spread(papers, scores[papers] / scores[papers].max())
+
+    def _per_draft(self, name: str, key, compute) -> np.ndarray | None:
+        """A signal over every work that depends on the draft, not the sentence: computed once per
+        draft (``key``: what it came from; empty: none)."""
+        if not len(key):
+            return None
+        if self._draft.get(name, (None,))[0] != key:
+            self._draft[name] = (key, compute())
+        return self._draft[name][1]
+
+    def _why(self, work: IndexedWork, parts: np.ndarray, features: dict[str, np.ndarray], at: int,
+             query: Query) -> tuple[str, ...]:
+        """The reasons for a suggestion: its features that raised its score most, in words."""
+        reasons = []
+        for name in (self.model.features[j] for j in np.argsort(-parts) if parts[j] > 0):
+            reason = self._reason(name, work.row, features[name][at], query)
+            if reason and reason not in reasons:
+                reasons.append(reason)
+        return tuple(reasons[:WHY])
+
+    def _reason(self, name: str, row: int, value: float, query: Query) -> str | None:
+        if name.startswith("bm25") or name == "dense":
+            return f"cited for similar sentences in {_papers(int(self.index.cited_by[row]))}"
+        if name == "cited_by":
+            return f"cited by {_papers(int(self.index.cited_by[row]))} of the corpus"
+        if name.startswith("cocited") and value > 0:
+            relation = "paragraphs" if name == "cocited_paragraphs" else "papers"
+            shared = self.index.cocited[relation].shared(row, np.array(sorted(set(query.known))))
+            if shared:
+                known, count = shared[0]
+                unit = relation if count != 1 else relation[:-1]
+                others = f" and {len(shared) - 1} more of your references" if len(shared) > 1 else ""
+                return f"co-cited with {self.index.work(known).label!r}{others} in {count} {unit}"
+        if name == "about" and value > 0:
+            return "matches your title and abstract"
+        if name == "similar" and value > 0:
+            return "cited by papers like yours (their titles and abstracts)"
+        if name == "neighbours" and value > 0:
+            return "matches the sentences around it"
+        if name == "authors" and value > 0:
+            return "its author is named in the sentence"
+        return None
+
+
+FEATURES = ("bm25", "bm25_share", "neighbours", "about", "similar", "cited_by", "cocited_papers",
+            "cocited_share", "cocited_paragraphs", "authors", "dense")
+POOLS = ("bm25", "cocited", "neighbours", "about", "similar", "dense")
+COCITED_POOL = 100  # the works most co-cited with the draft's references join the pool
+CONTEXT_POOL = 30  # ... and the best for the neighbours, the title and abstract, the papers like it
+SIMILAR_PAPERS = 20  # the indexed papers most like a draft whose works it favours
+WHY = 2  # reasons given for a suggestion
+WEIGHTS = Path(__file__).with_name("works_ranker.json")
+
+
+@dataclass(frozen=True)
+class LearnedModel:
+    """A linear model over ``FEATURES`` (logistic regression on standardised features, trained by
+    ``benchmarks/works.py --train``): score = sum of (x - mean) / scale * weight; a feature the
+    ranking lacks (no vectors: ``dense``) counts as its mean."""
+
+    features: tuple[str, ...]
+    mean: tuple[float, ...]
+    scale: tuple[float, ...]
+    weights: tuple[float, ...]
+    trained: dict
+
+    @classmethod
+    def shipped(cls) -> LearnedModel:
+        return cls.read(WEIGHTS)
+
+    @classmethod
+    def read(cls, path: Path) -> LearnedModel:
+        found = json.loads(Path(path).read_text())
+        return cls(tuple(found["features"]), tuple(found["mean"]), tuple(found["scale"]),
+                   tuple(found["weights"]), found.get("trained", {}))
+
+    def write(self, path: Path) -> None:
+        Path(path).write_text(json.dumps({"features": self.features, "mean": self.mean, "scale": self.scale,
+                                          "weights": self.weights, "trained": self.trained},
+                                         indent=1, sort_keys=True) + "\n")
+
+    def score(self, features: dict[str, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+        """Each candidate's score, and each feature's part of it (features x candidates)."""
+        size = len(next(iter(features.values())))
+        parts = np.zeros((len(self.features), size))
+        for j, name in enumerate(self.features):
+            if name in features:
+                parts[j] = (features[name] - self.mean[j]) / self.scale[j] * self.weights[j]
+        return parts.sum(axis=0), parts
 
 
 def fused(signals: dict[str, np.ndarray]) -> np.ndarray:
-    """``ranker.fuse`` of the lexical and dense rankings and author names, the lexical ranking with
-    the popularity prior: a work BM25 scores gains ``PRIOR * ln(1 + cited_by)`` (a work more papers
-    of the corpus cite is more likely the one meant, all else equal)."""
+    """The hand-set fusion the learned model replaced (the benchmark's baseline, 'today's ranker'):
+    ``ranker.fuse`` of the lexical and dense rankings and author names, the lexical ranking with
+    the popularity prior: a work BM25 scores gains ``PRIOR * ln(1 + cited_by)``. ``signals``: raw
+    scores, 1 x pool (``cited_by``: the counts)."""
     ranked = {name: value for name, value in signals.items() if name != "cited_by"}
     ranked.setdefault("authors", np.zeros_like(next(iter(signals.values()))))
     if "cited_by" in signals and "bm25" in ranked:
         bm25 = ranked["bm25"]
         ranked["bm25"] = np.where(bm25 > 0, bm25 + PRIOR * np.log1p(signals["cited_by"]), bm25)
     return fuse(ranked)
+
+
+def _share(scores: np.ndarray, best: float | None = None) -> np.ndarray:
+    """``scores`` over their best (the pool's, or ``best``): comparable between queries."""
+    best = scores.max() if best is None and len(scores) else best
+    return scores / best if best and best > 0 else np.zeros(len(scores))
+
+
+def _papers(count: int) -> str:
+    return f"{count} paper{'s' if count != 1 else ''}"
 
 
 def _top(scores: np.ndarray, k: int) -> np.ndarray:

@@ -179,7 +179,7 @@ def test_an_index_of_another_format_or_none_says_so(built, tmp_path):
     db.commit()
     db.close()
     with pytest.raises(WorksIndexError, match=r"format 0, built by citeworth 0\.0\.1; this citeworth .* "
-                                              r"reads format 1: rebuild it"):
+                                              r"reads format 2: rebuild it"):
         WorksIndex(copy)
 
 
@@ -257,13 +257,14 @@ def test_check_suggests_the_index_works_after_the_drafts_own_entries(built, mode
                     "bibtex": "@article{hughes2017global,\n  author = {Hughes},\n  title = {" + CORAL["title"]
                     + "},\n  journal = {Nature},\n  year = {2017},\n  doi = {10.5555/coral},\n"
                     "  pmid = {1111}\n}\n",
-                    "bib": str(tmp_path / "refs.bib"), "bib_problem": None}
+                    "bib": str(tmp_path / "refs.bib"), "bib_problem": None, "why": work["why"]}
+    assert work["why"] and all(isinstance(reason, str) for reason in work["why"])
     works_for_attention = [s for s in second["suggestions"] if s["source"] == "works"]
     assert "doi:10.5555/attention" not in [s["identifier"] for s in works_for_attention]  # the .bib has it
     assert "doi:10.5555/attention-copy" in [s["identifier"] for s in works_for_attention]
     code, out, _ = run(capsys, str(tmp_path / "main.tex"), "--model", str(model_dir), "--threshold", "0",
                        "--suggest", "--works", index, "--top-k", "1")
-    assert f"works: {CORAL['title']} (2017, doi:10.5555/coral, cited by 3 papers in the corpus)" in out
+    assert f"works: {CORAL['title']} (2017, doi:10.5555/coral, cited by 3 papers in the corpus; " in out
 
 
 def test_check_works_needs_suggest_and_an_index(built, model_dir, tmp_path, capsys):  # noqa: F811

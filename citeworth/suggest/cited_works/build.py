@@ -12,6 +12,9 @@ that cite them, in SQLite beside the output (memory stays flat however large the
    several copies; each work's metadata is what most of its entries say, its citing papers counted,
    its contexts gathered. Works come out ordered by their identifier, so the index is the same
    bytes whichever order the inputs were read in.
+4. ``citations``: which indexed paper, and which paragraph (``full_text`` contexts), cites which
+   work: the co-citation evidence the ranker reads (``suggest/cocitation.py``); ``paper_texts``:
+   each indexed paper's title and abstract (the papers like a draft).
 """
 
 from __future__ import annotations
@@ -23,6 +26,8 @@ from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+
+import numpy as np
 
 from citeworth.core.identity import IdentityGroups, fallback_key, identifier_keys
 from citeworth.core.io import read_jsonl
@@ -56,15 +61,17 @@ class WorkFile:
         self.db.executescript("""
             PRAGMA journal_mode = OFF; PRAGMA synchronous = OFF;
             CREATE TABLE papers (row INTEGER PRIMARY KEY, source TEXT, shard TEXT, paper_id TEXT, split TEXT,
-                                 read INTEGER DEFAULT 0, UNIQUE (source, shard, paper_id));
+                                 read INTEGER DEFAULT 0, about TEXT, UNIQUE (source, shard, paper_id));
             CREATE TABLE samples (sample INTEGER, paper INTEGER, ref_id TEXT, text TEXT);
             CREATE TABLE entries (row INTEGER PRIMARY KEY, paper INTEGER, ref_id TEXT, title TEXT,
                                   authors TEXT, year INTEGER, venue TEXT, ids TEXT, fallback TEXT,
                                   kinds TEXT);
             CREATE TABLE keys (key TEXT, entry INTEGER);
             CREATE TABLE contexts (entry INTEGER, text TEXT);
+            CREATE TABLE paragraph_cites (paragraph INTEGER, entry INTEGER);
             CREATE TABLE roots (entry INTEGER PRIMARY KEY, root INTEGER);
         """)
+        self.paragraphs = 0  # paragraphs of the full text read so far (their numbers)
 
     # -- 1. the papers to index ---------------------------------------------------------------------
 
@@ -101,7 +108,8 @@ class WorkFile:
             row = self._paper_row(paper.source, "", paper.paper_id)
         if row is None or self.db.execute("SELECT read FROM papers WHERE row = ?", (row,)).fetchone()[0]:
             return False
-        self.db.execute("UPDATE papers SET read = 1 WHERE row = ?", (row,))
+        self.db.execute("UPDATE papers SET read = 1, about = ? WHERE row = ?",
+                        (" ".join(filter(None, (paper.title, paper.abstract))), row))
         entry_rows = {}
         for ref_id, entry in paper.bib_entries.items():
             ids = {kind: entry.ids[kind] for kind in ID_KINDS if kind in entry.ids}
@@ -118,25 +126,31 @@ class WorkFile:
             self.db.executemany("INSERT INTO keys VALUES (?, ?)",
                                 [(key, entry_rows[ref_id]) for key in identifier_keys(ids)])
         if contexts == FULL_TEXT:
-            rows = []
+            rows, cites = [], []
             for paragraph in resolve_citations(paper.paragraphs, paper.bib_entries):
+                cited = set()
                 for text, ref_ids in citing_sentences(paragraph.text, paragraph.cite_spans):
                     rows += [(entry_rows[ref_id], text) for ref_id in ref_ids if ref_id in entry_rows]
+                    cited.update(entry_rows[ref_id] for ref_id in ref_ids if ref_id in entry_rows)
+                cites += [(self.paragraphs, entry) for entry in sorted(cited)]
+                self.paragraphs += 1
             self.db.executemany("INSERT INTO contexts VALUES (?, ?)", rows)
+            self.db.executemany("INSERT INTO paragraph_cites VALUES (?, ?)", cites)
         else:
             self.db.execute("INSERT INTO contexts SELECT e.row, s.text FROM samples s JOIN entries e "
                             "ON e.paper = s.paper AND e.ref_id = s.ref_id WHERE s.paper = ? ORDER BY s.rowid",
                             (row,))
         return True
 
-    def cited_by_samples(self) -> Iterator[tuple[str, list[Reference]]]:
-        """Each cite-worthy sample of the selected papers: its text and the references it cites
-        (those with an identity), in reading order (benchmarks/works.py's queries)."""
+    def cited_by_samples(self) -> Iterator[tuple[int, str, list[Reference]]]:
+        """Each cite-worthy sample of the selected papers: its number (``select``'s count, in the
+        split files' order), its text and the references it cites (those with an identity), in
+        reading order (benchmarks/works.py's queries)."""
         rows = self.db.execute(f"SELECT s.sample, s.text, {_ENTRY} FROM samples s JOIN entries e "
                                "ON e.paper = s.paper AND e.ref_id = s.ref_id ORDER BY s.sample, e.row")
-        for _, group in itertools.groupby(rows, key=lambda row: row[0]):
+        for number, group in itertools.groupby(rows, key=lambda row: row[0]):
             group = list(group)
-            yield group[0][1], [Reference(*row[2:]) for row in group]
+            yield number, group[0][1], [Reference(*row[2:]) for row in group]
 
     def unread(self) -> list[tuple[str, str, str]]:
         """Selected papers no input had (reader, shard, id)."""
@@ -159,13 +173,34 @@ class WorkFile:
         self.db.execute("CREATE INDEX contexts_by_entry ON contexts (entry)")
 
     def works(self) -> Iterator[Work]:
-        """Every work, ordered by identifier."""
+        """Every work, ordered by identifier (its row in the index: its place in that order)."""
         self.db.execute("CREATE TABLE identifiers (root INTEGER PRIMARY KEY, identifier TEXT)")
         self.db.executemany("INSERT INTO identifiers VALUES (?, ?)",
                             ((root, _identifier(entries)) for root, entries in self._by_root()))
-        roots = self.db.execute("SELECT root, identifier FROM identifiers ORDER BY identifier")
+        self.db.execute("CREATE TABLE work_rows AS SELECT root, "
+                        "ROW_NUMBER() OVER (ORDER BY identifier, root) - 1 AS row FROM identifiers")
+        roots = self.db.execute("SELECT w.root, i.identifier FROM work_rows w JOIN identifiers i "
+                                "ON i.root = w.root ORDER BY w.row")
         for root, identifier in roots.fetchall():
             yield self._work(identifier, root)
+
+    def citations(self) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+        """Who cites what, after ``works``: for ``papers`` and ``paragraphs`` (``full_text`` contexts
+        only), the pairs (citing unit, work row), each once; units are numbered in reading order."""
+        units = {"papers": "SELECT DISTINCT e.paper - 1, w.row FROM entries e "
+                           "JOIN roots r ON r.entry = e.row",
+                 "paragraphs": "SELECT DISTINCT c.paragraph, w.row FROM paragraph_cites c "
+                               "JOIN roots r ON r.entry = c.entry"}
+        found = {}
+        for name, select in units.items():
+            pairs = self.db.execute(f"{select} JOIN work_rows w ON w.root = r.root").fetchall()
+            pairs = np.array(pairs, dtype=np.int64).reshape(-1, 2)
+            found[name] = (pairs[:, 0], pairs[:, 1])
+        return found
+
+    def paper_texts(self) -> list[str]:
+        """Each selected paper's title and abstract, by its unit number in ``citations``' papers."""
+        return [about or "" for (about,) in self.db.execute("SELECT about FROM papers ORDER BY row")]
 
     def _by_root(self) -> Iterator[tuple[int, list[Reference]]]:
         """Each work's root and its entries, in entry order."""

@@ -7,8 +7,9 @@
 3. Every reference is resolved to one work by ``core/identity.py``'s rules; each work gets its
    metadata, its citing-paper count and its citing sentences.
 4. The index is written (``citeworth/suggest/works.py``): SQLite for the works, their keys and
-   contexts; ``bm25s`` for the lexical ranking; with ``dense.encoder`` the titles' vectors and an
-   HNSW graph over them (nmslib).
+   contexts; ``bm25s`` for the lexical ranking; which papers and paragraphs cite which works
+   (co-citation) and the indexed papers' titles and abstracts (``bm25s`` too); with
+   ``dense.encoder`` the titles' vectors and an HNSW graph over them (nmslib).
 
 Outputs: ``out_dir`` (the index folder, replaced whole once complete) and ``stats_path`` (counts and
 the index's size in bytes). The summary it returns adds the seconds each step took (not written:
@@ -67,6 +68,7 @@ def works(params: WorksParams) -> dict:
                     writer.add(found)
             with _timed(seconds, "lexical"):
                 writer.write_lexical(params.bm25.k1, params.bm25.b)
+                writer.write_citations(file.citations(), file.paper_texts(), params.bm25.k1, params.bm25.b)
             if params.dense.encoder:
                 with _timed(seconds, "dense"), torch_threads(params.threads):
                     dense = params.dense
