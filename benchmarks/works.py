@@ -81,6 +81,7 @@ from citeworth.suggest.cited_works.build import WorkFile
 from citeworth.suggest.cited_works.stage import works
 from citeworth.suggest.works import (
     FEATURES,
+    NEARBY,
     POOLS,
     WEIGHTS,
     LearnedModel,
@@ -101,14 +102,17 @@ PROJECT_TO = 10_000_000
 LEARNED = tuple(name for name in FEATURES if name != "dense")  # the feature tables' columns
 SIGNALS_ALL = LEARNED
 SENTENCE_ALONE = ("bm25", "bm25_share", "cited_by", "authors")  # today's signals, weighed by the model
-ABLATION = {"the sentence's words": ("bm25", "bm25_share"), "the neighbours": ("neighbours",),
+ABLATION = {"the sentence's words": ("bm25", "bm25_share"), "the neighbours": ("neighbours", "passage"),
             "the title and abstract": ("about",), "the papers like the draft": ("similar",),
             "co-citation": ("cocited_papers", "cocited_share", "cocited_paragraphs"),
-            "the popularity prior": ("cited_by",), "author names": ("authors",)}
-POOL_SIGNALS = {"bm25": {"bm25", "bm25_share"}, "cocited": {"cocited_papers", "cocited_share"},
+            "the citations just before it": ("nearby_papers", "nearby_paragraphs"),
+            "the popularity prior": ("cited_by",), "author names": ("authors",),
+            "the authors of the draft's works": ("shared_authors",)}
+POOL_SIGNALS = {"bm25": {"bm25", "bm25_share", "passage"}, "cocited": {"cocited_papers", "cocited_share"},
+                "nearby": {"nearby_paragraphs"},
                 "neighbours": {"neighbours"}, "about": {"about"}, "similar": {"similar"},
                 "dense": {"dense"}}  # a ranking's pool stays while its signal does
-C_GRID = (0.01, 0.1, 1.0, 10.0)  # the logistic regression's inverse regularisation, chosen on dev
+C_GRID = {"pointwise": (0.01, 0.1, 1.0), "listwise": (1.0, 10.0, 100.0)}  # tried on dev, by objective
 PLACEHOLDER = LearnedModel((), (), (), (), {})  # feature extraction needs no weights
 
 
@@ -142,9 +146,11 @@ def main(argv: list[str] | None = None) -> int:
             trained = {"command": " ".join(["python", "benchmarks/works.py", *sys.argv[1:]]),
                        "date": started.isoformat(timespec="seconds"), "params": str(args.params),
                        "cwd": Path.cwd().name, "data": "the train split's citing sentences, cross-fitted "
-                       "(each half of its papers asked of an index of the other half); regularisation "
-                       "chosen on the dev split",
-                       "dev": quality["learned"]["dev_by_c"][str(quality["learned"]["regularisation_c"])]}
+                       "(each half of its papers asked of an index of the other half); objective, "
+                       "regularisation and features chosen on the dev split",
+                       "objective": quality["learned"]["objective"],
+                       "regularisation_c": quality["learned"]["regularisation_c"],
+                       "dev": quality["learned"]["dev"]}
             replace(learned, trained=trained).write(WEIGHTS)
         speed = {"train_index": speed_of(index, folder / "train" / "index", queries, learned)}
         projection = None
@@ -216,14 +222,18 @@ def test_queries(params_path: Path, split: str, index: WorksIndex,
                     about[item.paper_id] = " ".join(filter(None, (item.title, item.abstract)))
         queries, cited, held = [], 0, 0
         known: dict[str, set[int]] = defaultdict(set)  # by paper: the works cited so far
+        works_of: dict[int, set[int]] = {}  # by sample number: the works it cites
         for number, text, references in file.cited_by_samples():
-            paper_id, neighbours = places[number]
+            paper_id, neighbours, before = places[number]
             rows = [index.find(r.ids, r.title, r.authors, r.year) for r in references]
             cited += len(rows)
             held += sum(row is not None for row in rows)
-            if gold := sorted({row for row in rows if row is not None}):
+            works_of[number] = {row for row in rows if row is not None}
+            if gold := sorted(works_of[number]):
+                nearby = set().union(*(works_of.get(n, set()) for n in before)) - set(gold)
                 queries.append({"sentence": text, "neighbours": neighbours, "about": about.get(paper_id, ""),
-                                "known": sorted(known[paper_id] - set(gold)), "gold": gold})
+                                "known": sorted(known[paper_id] - set(gold)), "nearby": sorted(nearby),
+                                "gold": gold})
                 known[paper_id].update(gold)
         file.close()
     return queries, {"split": split, "samples_citing": counts["dataset_citing_sentences"],
@@ -233,22 +243,26 @@ def test_queries(params_path: Path, split: str, index: WorksIndex,
                      "queries_knowing_a_reference": sum(bool(q["known"]) for q in queries)}
 
 
-def sample_places(path: Path) -> dict[int, tuple[str, str]]:
-    """For each cite-worthy sample number as ``WorkFile.select`` counts them: its paper and the
-    text of the sentences before and after it in its paragraph."""
+def sample_places(path: Path) -> dict[int, tuple[str, str, list[int]]]:
+    """For each cite-worthy sample number as ``WorkFile.select`` counts them: its paper, the text
+    of the sentences before and after it in its paragraph, and the numbers of the citing samples
+    among the ``NEARBY`` sentences before it there."""
     places, number = {}, 0
     for record in read_jsonl(path):
-        samples = record["samples"]
+        samples, numbers = record["samples"], {}
         for at, sample in enumerate(samples):
             if sample.get("label") == CITE_WORTHY and sample.get("ref_ids"):
                 number += 1
+                numbers[at] = number
                 around = [samples[i]["text"] for i in (at - 1, at + 1) if 0 <= i < len(samples)]
-                places[number] = (record["paper_id"], " ".join(around))
+                before = [numbers[i] for i in range(at - NEARBY, at) if i in numbers]
+                places[number] = (record["paper_id"], " ".join(around), before)
     return places
 
 
 def as_query(found: dict) -> Query:
-    return Query(found["sentence"], found["neighbours"], found["about"], tuple(found["known"]))
+    return Query(found["sentence"], found["neighbours"], found["about"], tuple(found["known"]),
+                 tuple(found["nearby"]))
 
 
 # -- the learned ranker: features of every candidate of every query -----------------------------------
@@ -302,7 +316,7 @@ def training_table(params_path: Path, folder: Path) -> dict[str, np.ndarray]:
             write_jsonl(data / "dev.jsonl", mine)
             reused(fold, lambda: build(params_path, fold, {"splits": ["train"], "data_dir": str(data)}))
             index = WorksIndex(fold / "index")
-            queries, _ = test_queries(params_path, "dev", index, data)
+            queries, _ = reused(fold / "queries", lambda: test_queries(params_path, "dev", index, data))
             table = feature_table(index, queries, f"train half {half}")
             index.close()
             return table
@@ -320,19 +334,47 @@ def _half(paper_id: str) -> int:
     return hashlib.sha256(paper_id.encode()).digest()[0] % 2
 
 
-def fit(table: dict[str, np.ndarray], features: tuple[str, ...], c: float) -> LearnedModel:
-    """Logistic regression of gold on ``features`` (standardised), over the candidates the rankings
-    of those features bring."""
-    from sklearn.linear_model import LogisticRegression
-
+def fit(table: dict[str, np.ndarray], features: tuple[str, ...], objective: str, c: float) -> LearnedModel:
+    """A linear model of ``features`` (standardised) over the candidates the rankings of those
+    features bring: ``pointwise``, logistic regression of gold against not; ``listwise``, the
+    conditional logit (each query's softmax over its pool, the likelihood of its golds), ``c`` the
+    inverse of the L2 penalty in both."""
     keep = _kept(table, features)
     columns = [LEARNED.index(name) for name in features]
     x = table["x"][keep][:, columns].astype(np.float64)
     mean, scale = x.mean(axis=0), x.std(axis=0)
     scale[scale == 0] = 1.0
-    model = LogisticRegression(C=c, max_iter=1000).fit((x - mean) / scale, table["gold"][keep])
-    return LearnedModel(features, tuple(mean.round(6)), tuple(scale.round(6)),
-                        tuple(model.coef_[0].round(6)), {})
+    z, gold = (x - mean) / scale, table["gold"][keep]
+    if objective == "pointwise":
+        from sklearn.linear_model import LogisticRegression
+
+        weights = LogisticRegression(C=c, max_iter=1000).fit(z, gold).coef_[0]
+    else:
+        weights = _conditional_logit(z, gold, table["query"][keep], c)
+    return LearnedModel(features, tuple(mean.round(6)), tuple(scale.round(6)), tuple(weights.round(6)), {})
+
+
+def _conditional_logit(z: np.ndarray, gold: np.ndarray, query: np.ndarray, c: float) -> np.ndarray:
+    """The weights maximising each query's log-probability of its golds under a softmax over its
+    pool (rows grouped by query), less ||w||^2 / 2c; L-BFGS."""
+    from scipy.optimize import minimize
+
+    starts = np.flatnonzero(np.r_[True, query[1:] != query[:-1]])
+    lengths = np.diff(np.r_[starts, len(query)])
+    gold = gold.astype(np.float64)
+    answered = np.repeat(np.add.reduceat(gold, starts) > 0, lengths)
+    z, gold, query = z[answered], gold[answered], query[answered]
+    starts = np.flatnonzero(np.r_[True, query[1:] != query[:-1]])
+    lengths = np.diff(np.r_[starts, len(query)])
+
+    def loss(w: np.ndarray) -> tuple[float, np.ndarray]:
+        scores = z @ w
+        e = np.exp(scores - np.repeat(np.maximum.reduceat(scores, starts), lengths))
+        every, golds = np.add.reduceat(e, starts), np.add.reduceat(e * gold, starts)
+        share = e * gold / np.repeat(golds, lengths) - e / np.repeat(every, lengths)
+        return -np.log(golds / every).sum() + w @ w / (2 * c), -(share @ z) + w / c
+
+    return minimize(loss, np.zeros(z.shape[1]), jac=True, method="L-BFGS-B").x
 
 
 def _kept(table: dict[str, np.ndarray], features: tuple[str, ...]) -> np.ndarray:
@@ -358,13 +400,29 @@ def table_ranks(table: dict[str, np.ndarray], model: LearnedModel) -> list[list[
 
 
 def train(training: dict[str, np.ndarray], dev: dict[str, np.ndarray]) -> tuple[LearnedModel, dict]:
-    """The full model, its regularisation chosen on the dev queries (the stop); the dev figures."""
-    tried = {}
-    for c in C_GRID:
-        model = fit(training, SIGNALS_ALL, c)
-        tried[c] = summarise(table_ranks(dev, model))
-    best = max(C_GRID, key=lambda c: (tried[c]["mrr"], tried[c]["recall@10"]))
-    return fit(training, SIGNALS_ALL, best), {"c": best, "dev": {str(c): found for c, found in tried.items()}}
+    """The model the dev queries choose (the stop): first its objective and regularisation on every
+    feature, then its features, dropping one at a time while dropping one improves dev's Recall@10
+    + MRR (backward elimination); the dev figures of each step."""
+    def on_dev(features: tuple[str, ...], objective: str, c: float) -> dict:
+        return summarise(table_ranks(dev, fit(training, features, objective, c)))
+
+    def worth(found: dict) -> float:
+        return found["recall@10"] + found["mrr"]
+
+    tried = {(objective, c): on_dev(SIGNALS_ALL, objective, c)
+             for objective, grid in C_GRID.items() for c in grid}
+    setting = max(tried, key=lambda chosen: worth(tried[chosen]))
+    features, best, dropped = SIGNALS_ALL, tried[setting], []
+    while len(features) > 1:
+        without = {name: on_dev(tuple(f for f in features if f != name), *setting) for name in features}
+        name = max(without, key=lambda name: worth(without[name]))
+        if worth(without[name]) <= worth(best):
+            break
+        features, best = tuple(f for f in features if f != name), without[name]
+        dropped.append({"dropped": name, "dev": best})
+    return fit(training, features, *setting), {
+        "objective": setting[0], "c": setting[1], "features": features, "dropped_on_dev": dropped,
+        "dev": {f"{objective}, c={c}": found for (objective, c), found in tried.items()}, "chosen_dev": best}
 
 
 def evaluate(index: WorksIndex, queries: list[dict], references: dict, training: dict, dev: dict,
@@ -378,10 +436,12 @@ def evaluate(index: WorksIndex, queries: list[dict], references: dict, training:
             top = list(rank(q["sentence"]))
             rows[name].append({"ranks": [top.index(g) + 1 if g in top else math.inf for g in q["gold"]],
                                "cited_by": counts, "known": bool(q["known"])})
-    variants = {"learned": learned, "learned, the sentence alone": fit(training, SENTENCE_ALONE, chosen["c"])}
-    variants |= {f"learned without {group}": fit(training, tuple(f for f in SIGNALS_ALL if f not in dropped),
-                                                 chosen["c"])
-                 for group, dropped in ABLATION.items()}
+    setting = (chosen["objective"], chosen["c"])
+    variants = {"learned": learned, "learned, the sentence alone": fit(training, SENTENCE_ALONE, *setting)}
+    for group, left_out in ABLATION.items():
+        if set(left_out) & set(learned.features):
+            kept = tuple(f for f in learned.features if f not in left_out)
+            variants[f"learned without {group}"] = fit(training, kept, *setting)
     for name, model in variants.items():
         for ranks, counts, q in zip(table_ranks(test, model), cited, queries, strict=True):
             rows[name].append({"ranks": ranks, "cited_by": counts, "known": bool(q["known"])})
@@ -390,7 +450,9 @@ def evaluate(index: WorksIndex, queries: list[dict], references: dict, training:
     in_pool = statistics.fmean(r <= TOP for ranks in table_ranks(test, learned) for r in ranks)
     return {"references": references, "queries": len(queries), "methods": summary,
             "learned": {"features": dict(zip(learned.features, learned.weights, strict=True)),
-                        "regularisation_c": chosen["c"], "dev_by_c": chosen["dev"],
+                        "objective": chosen["objective"], "regularisation_c": chosen["c"],
+                        "dev_by_setting": chosen["dev"], "dropped_on_dev": chosen["dropped_on_dev"],
+                        "dev": chosen["chosen_dev"],
                         "training": {"queries": len(training["golds"]), "candidates": len(training["gold"]),
                                      "golds_in_pool": round(float(training["gold"].sum())
                                                             / max(1, int(training["golds"].sum())), 4)},
@@ -485,8 +547,10 @@ def speed_of(train: WorksIndex, folder: Path, queries: list[dict], model: Learne
     known = {row for q in chosen for row in q["known"]}
     rows = {work.row: index.find(work.ids, work.title, work.authors, work.year)
             for work in train.works(sorted(known))}
-    asked = [replace(as_query(q), known=tuple(rows[r] for r in q["known"] if rows[r] is not None))
-             for q in chosen]
+    def here(found: list[int]) -> tuple[int, ...]:
+        return tuple(rows[r] for r in found if rows[r] is not None)
+
+    asked = [replace(as_query(q), known=here(q["known"]), nearby=here(q["nearby"])) for q in chosen]
     for query in asked[:5]:  # warm: the memory-mapped pages
         ranker.rank([query], 3)
     times = []

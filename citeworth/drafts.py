@@ -118,6 +118,7 @@ class Sentence:
     cite_keys: tuple[str, ...] = ()  # the keys its citations name (LaTeX, pandoc), as written
     suggestions: list[Suggested] = field(default_factory=list)  # best first
     cited_ranks: list[CitedRank] = field(default_factory=list)  # one per cited key in the bibliography
+    paragraph: int = 0  # the number of its block among the checked drafts' (its neighbours share it)
 
     @property
     def fingerprint(self) -> str:

@@ -29,15 +29,15 @@ def sentences(drafts: Sequence[Draft], splitter: SentenceSplitter) -> list[list[
     splits = splitter.split(block.text for _, block in blocks)
     paragraphs: list[list[Sentence]] = []
     by_draft: dict[int, list[Sentence]] = {}
-    for (draft, block), bounds in zip(blocks, splits, strict=True):
-        paragraphs.append(_block_sentences(draft, block, bounds))
+    for number, ((draft, block), bounds) in enumerate(zip(blocks, splits, strict=True)):
+        paragraphs.append(_block_sentences(draft, block, bounds, number))
         by_draft.setdefault(id(draft), []).extend(paragraphs[-1])
     for draft in drafts:
         _apply_directives(draft.directives, by_draft.get(id(draft), []))
     return paragraphs
 
 
-def _block_sentences(draft: Draft, block: Block, bounds: list[Span]) -> list[Sentence]:
+def _block_sentences(draft: Draft, block: Block, bounds: list[Span], paragraph: int) -> list[Sentence]:
     text = block.text
     bounds = join_across(bounds, sorted(block.cites + block.unbreakable))
     bounds = attach_citation_only(text, bounds, block.cites)
@@ -52,7 +52,8 @@ def _block_sentences(draft: Draft, block: Block, bounds: list[Span]) -> list[Sen
         first, after = draft.locate(doc_start), draft.locate(doc_end)
         keys = tuple(key for a, b in inside for key in cite_keys(text[a:b]))
         found.append(Sentence(first.file, first.line, first.column, after.line, after.column,
-                              model_text(block, start, end, inside), cited, doc_start, cite_keys=keys))
+                              model_text(block, start, end, inside), cited, doc_start, cite_keys=keys,
+                              paragraph=paragraph))
     return found
 
 

@@ -24,7 +24,7 @@ def fold(word: str) -> str:
     return "".join(c for c in unicodedata.normalize("NFKD", word) if not unicodedata.combining(c)).casefold()
 
 
-def _surname_key(surname: str) -> str:
+def surname_key(surname: str) -> str:
     """The compared part of a surname: its last word ('van der Berg' -> 'berg'), folded."""
     words = surname.replace("-", " ").split()
     return fold(words[-1]) if words else ""
@@ -39,7 +39,7 @@ class AuthorIndex:
         self.by_surname: dict[str, list[tuple[int, float]]] = {}
         for index, names in enumerate(authors):
             for position, name in enumerate(names):
-                key = _surname_key(name)
+                key = surname_key(name)
                 if len(key) > 1:
                     self.by_surname.setdefault(key, []).append(
                         (index, FIRST_AUTHOR if position == 0 else CO_AUTHOR))

@@ -48,7 +48,7 @@ from citeworth.suggest.candidates import (
 )
 from citeworth.suggest.dense import Encoder
 from citeworth.suggest.ranker import Ranker, fuse, order
-from citeworth.suggest.works import Query, Ranked, WorksRanker
+from citeworth.suggest.works import NEARBY, Query, Ranked, WorksRanker
 
 CITE_TEXT = {"tex": "~\\cite{{{key}}}", "md": " [@{key}]"}
 _FINAL_PUNCTUATION = ".!?;:"
@@ -247,28 +247,36 @@ class WorkSuggester:
     entries (found in the index by identifier, else fallback key) are never suggested again, and
     each work comes with the BibTeX entry that adds it to ``bib`` (a key no entry there has).
 
-    Each sentence is asked in its draft's context (``works.Query``): the sentences around it
-    (``sentences``: the draft's, in order), the draft's title and abstract, and its own entries
-    found in the index, whose co-cited works the ranker favours."""
+    Each sentence is asked in its draft's context (``works.Query``): the sentences around it in
+    its paragraph (``sentences``: the draft's, in order), the draft's title and abstract, its own
+    entries found in the index, whose co-cited works the ranker favours, and among them those the
+    sentences just before it in its paragraph cite."""
 
     def __init__(self, ranker: WorksRanker, own: Sequence[Candidate], bib: DraftBib,
                  draft: Draft | None = None, sentences: Sequence[Sentence] = ()):
         self.ranker, self.bib = ranker, bib
-        found = (ranker.index.find(c.ids, c.title, c.authors, c.year) for c in own)
-        self.exclude = {row for row in found if row is not None}
+        found = {c.key: ranker.index.find(c.ids, c.title, c.authors, c.year) for c in own}
+        self.rows = {key: row for key, row in found.items() if row is not None}  # by .bib key
+        self.exclude = set(self.rows.values())
         self.about = " ".join(filter(None, (draft.title, draft.abstract))) if draft is not None else ""
         self.sentences = list(sentences)
         self.at = {(s.file, s.offset): i for i, s in enumerate(self.sentences)}
 
     def query(self, sentence: Sentence | str) -> Query:
         """What the ranker is asked for ``sentence`` (text alone: a completion's)."""
-        if isinstance(sentence, str):
-            return Query(sentence, "", self.about, tuple(sorted(self.exclude)))
-        neighbours = ""
-        if (at := self.at.get((sentence.file, sentence.offset))) is not None:
-            around = [self.sentences[i] for i in (at - 1, at + 1) if 0 <= i < len(self.sentences)]
-            neighbours = " ".join(s.text for s in around if s.file == sentence.file)
-        return Query(sentence.text, neighbours, self.about, tuple(sorted(self.exclude)))
+        known = tuple(sorted(self.exclude))
+        at = None if isinstance(sentence, str) else self.at.get((sentence.file, sentence.offset))
+        if at is None:  # a completion's text, or a sentence of no checked draft
+            return Query(getattr(sentence, "text", sentence), "", self.about, known)
+
+        def same_paragraph(start: int, stop: int) -> list[Sentence]:
+            return [s for s in self.sentences[max(0, start):stop]
+                    if (s.file, s.paragraph) == (sentence.file, sentence.paragraph)]
+
+        around = " ".join(s.text for s in same_paragraph(at - 1, at) + same_paragraph(at + 1, at + 2))
+        cited = (key for s in same_paragraph(at - NEARBY, at) for key in s.cite_keys)
+        nearby = {self.rows[key] for key in cited if key in self.rows}
+        return Query(sentence.text, around, self.about, known, tuple(sorted(nearby)))
 
     def fill(self, found: Sequence[Sentence], k: int, syntax: str, lines: Lines | None = None) -> None:
         """Append the top ``k`` works to the suggestions of each flag of ``found``, each with where

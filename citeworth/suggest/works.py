@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import functools
 import json
+import math
 import sqlite3
 from collections import Counter
 from collections.abc import Iterable, Sequence
@@ -42,7 +43,7 @@ import numpy as np
 from citeworth.core.identity import fallback_key, identifier_keys
 from citeworth.core.version import tool_version
 from citeworth.suggest import cocitation
-from citeworth.suggest.authors import AuthorIndex
+from citeworth.suggest.authors import AuthorIndex, surname_key
 from citeworth.suggest.bibtex import BibWork
 from citeworth.suggest.bm25 import BM25
 from citeworth.suggest.ranker import fuse, order
@@ -248,6 +249,7 @@ class Query:
     neighbours: str = ""  # the sentences before and after it in its paragraph
     about: str = ""  # the draft's title and abstract
     known: tuple[int, ...] = ()  # rows of the works the draft already cites (co-citation evidence)
+    nearby: tuple[int, ...] = ()  # ... of those the sentences just before it cite (``NEARBY``)
 
 
 @dataclass(frozen=True)
@@ -300,12 +302,18 @@ class WorksRanker:
         brought it)."""
         bm25 = self.index.bm25.scores(query.sentence)
         neighbours = self.index.bm25.scores(query.neighbours) if query.neighbours else None
+        passage = self.index.bm25.scores(f"{query.sentence} {query.neighbours}") if query.neighbours else bm25
         about = self._per_draft("about", query.about, lambda: self.index.bm25.scores(query.about))
         similar = self._per_draft("similar", query.about, lambda: self._similar(query.about))
         known = np.array(sorted(set(query.known)), dtype=np.int64)
         cocited = {name: self._per_draft(name, known.tobytes(), lambda r=relation: r.counts(known))
                    for name, relation in self.index.cocited.items()}
+        wrote = self._per_draft("surnames", known.tobytes(), lambda: self._surnames(known)) or Counter()
+        nearby = np.array(sorted(set(query.nearby)), dtype=np.int64)
+        close = {name: relation.counts(nearby) if len(nearby) else None
+                 for name, relation in self.index.cocited.items()}
         rankings = {"bm25": (bm25, POOL), "cocited": (cocited["papers"], COCITED_POOL),
+                    "nearby": (close["paragraphs"], CONTEXT_POOL),
                     "neighbours": (neighbours, CONTEXT_POOL), "about": (about, CONTEXT_POOL),
                     "similar": (similar, CONTEXT_POOL)}
         pools = {name: _top(scores, k) for name, (scores, k) in rankings.items() if scores is not None}
@@ -321,18 +329,27 @@ class WorksRanker:
         cited_by = np.asarray(self.index.cited_by[pool], dtype=np.float64)
         authors = AuthorIndex([w.authors for w in works], [w.year for w in works])
         found = {"bm25": bm25[pool], "bm25_share": _share(bm25[pool]), "neighbours": _share(at(neighbours)),
+                 "passage": _share(passage[pool]),
                  "about": _share(at(about), about.max() if about is not None else None),
                  "similar": at(similar), "cited_by": np.log1p(cited_by),
                  "cocited_papers": np.log1p(at(cocited["papers"])),
                  "cocited_share": at(cocited["papers"]) / np.maximum(cited_by, 1) / max(1, len(known)),
                  "cocited_paragraphs": np.log1p(at(cocited["paragraphs"])),
-                 "authors": authors.scores(query.sentence)}
+                 "nearby_papers": np.log1p(at(close["papers"])),
+                 "nearby_paragraphs": np.log1p(at(close["paragraphs"])),
+                 "authors": authors.scores(query.sentence),
+                 "shared_authors": np.log1p([sum(wrote[surname_key(a)] for a in w.authors) for w in works])}
         if vector is not None:
             found["dense"] = np.asarray(self.index.vectors[pool], dtype=np.float32) @ vector
         # which rankings brought each candidate (a bit per POOLS entry; the benchmark's ablations)
         found["pools"] = sum(np.isin(pool, pools[name]).astype(np.int64) << bit
                              for bit, name in enumerate(POOLS) if name in pools)
         return pool, found
+
+    def _surnames(self, rows: np.ndarray) -> Counter:
+        """How many of the works ``rows`` each (folded) author surname wrote."""
+        keys = ({surname_key(name) for name in work.authors} for work in self.index.works(rows))
+        return Counter(key for surnames in keys for key in surnames if key)
 
     def _similar(self, about: str) -> np.ndarray:
         """For every work, how much the indexed papers most like the draft (BM25 of its title and
@@ -367,9 +384,10 @@ class WorksRanker:
             return f"cited for similar sentences in {_papers(int(self.index.cited_by[row]))}"
         if name == "cited_by":
             return f"cited by {_papers(int(self.index.cited_by[row]))} of the corpus"
-        if name.startswith("cocited") and value > 0:
-            relation = "paragraphs" if name == "cocited_paragraphs" else "papers"
-            shared = self.index.cocited[relation].shared(row, np.array(sorted(set(query.known))))
+        if name.startswith(("cocited", "nearby")) and value > 0:
+            relation = "paragraphs" if name.endswith("paragraphs") else "papers"
+            known = query.nearby if name.startswith("nearby") else query.known
+            shared = self.index.cocited[relation].shared(row, np.array(sorted(set(known))))
             if shared:
                 known, count = shared[0]
                 unit = relation if count != 1 else relation[:-1]
@@ -379,16 +397,20 @@ class WorksRanker:
             return "matches your title and abstract"
         if name == "similar" and value > 0:
             return "cited by papers like yours (their titles and abstracts)"
-        if name == "neighbours" and value > 0:
+        if name in ("neighbours", "passage") and value > 0:
             return "matches the sentences around it"
+        if name == "shared_authors" and value > 0:
+            return f"its authors wrote {round(math.expm1(value))} of your references"
         if name == "authors" and value > 0:
             return "its author is named in the sentence"
         return None
 
 
-FEATURES = ("bm25", "bm25_share", "neighbours", "about", "similar", "cited_by", "cocited_papers",
-            "cocited_share", "cocited_paragraphs", "authors", "dense")
-POOLS = ("bm25", "cocited", "neighbours", "about", "similar", "dense")
+FEATURES = ("bm25", "bm25_share", "neighbours", "passage", "about", "similar", "cited_by", "cocited_papers",
+            "cocited_share", "cocited_paragraphs", "nearby_papers", "nearby_paragraphs", "authors",
+            "shared_authors", "dense")
+POOLS = ("bm25", "cocited", "nearby", "neighbours", "about", "similar", "dense")
+NEARBY = 3  # the sentences before a sentence whose citations are its nearby works
 COCITED_POOL = 100  # the works most co-cited with the draft's references join the pool
 CONTEXT_POOL = 30  # ... and the best for the neighbours, the title and abstract, the papers like it
 SIMILAR_PAPERS = 20  # the indexed papers most like a draft whose works it favours

@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import re
 import shutil
 import sys
 import time
@@ -319,6 +320,12 @@ async def test_add_and_cite_appends_the_entry_and_cites_it_in_one_edit(client, p
     bib = main.parent / "refs.bib"
     text = open_document(client, main)
     await until(lambda: flags(client, main), "the reef draft's flag")
+    hover = await client.text_document_hover_async(types.HoverParams(
+        types.TextDocumentIdentifier(uri(main)), types.Position(2, 3)))
+    # each work with why: its sentences, or the draft's vaswani17 cited beside it in a-reefs
+    why = r"(cited for similar sentences in 3 papers|co-cited with 'Attention is all you need \(2017\)')"
+    coral_line = r"Global warming and recurrent mass bleaching of corals.*cited by 3 papers in the corpus; "
+    assert re.search(coral_line + why, hover.contents.value)
     actions = await code_actions(client, main, 2)
     coral = "Global warming and recurrent mass bleaching of corals (2017)"
     [add] = [a for a in actions if a.title == f"Add and cite: {coral}"]

@@ -234,6 +234,7 @@ def test_a_bib_that_cannot_take_an_entry_says_why(tmp_path):
 DRAFT = r"""\documentclass{article}
 \begin{document}
 Corals bleach during long marine heatwaves.
+
 Self-attention replaced recurrence in machine translation.
 \bibliography{refs}
 \end{document}

@@ -6,6 +6,7 @@ and ``citeworth check --suggest --works`` suggesting a work that only the draft'
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 
 import numpy as np
 from test_check_command import model_dir, run  # noqa: F401 (model_dir: a fixture)
@@ -15,7 +16,7 @@ from works_corpus import ATTENTION, CORAL, HEAT, WHEAT
 from citeworth.check.latex import read_tex_text
 from citeworth.check.markdown import read_markdown
 from citeworth.suggest import cocitation
-from citeworth.suggest.works import LearnedModel, Query, WorksIndex, WorksRanker
+from citeworth.suggest.works import FEATURES, LearnedModel, Query, WorksIndex, WorksRanker
 
 
 def test_cocitation_counts_the_units_a_candidate_shares_with_each_known_work(tmp_path):
@@ -62,8 +63,11 @@ def test_a_learned_model_scores_its_features_and_counts_a_missing_one_as_its_mea
     assert model.score({"bm25": np.array([3.0])})[0].tolist() == [3.0]
     model.write(tmp_path / "model.json")
     assert LearnedModel.read(tmp_path / "model.json") == model
-    shipped = LearnedModel.shipped()
-    assert set(shipped.features) >= {"bm25", "about", "cocited_papers"} and shipped.trained["dev"]
+    shipped = LearnedModel.shipped()  # what benchmarks/works.py --train wrote: features it knows, and how
+    assert set(shipped.features) <= set(FEATURES) and "bm25" in shipped.features
+    assert len(shipped.weights) == len(shipped.features) and all(scale > 0 for scale in shipped.scale)
+    assert shipped.trained["dev"]["recall@10"] > 0
+    assert shipped.trained["command"].startswith("python benchmarks/works.py")
 
 
 def test_the_drafts_title_and_abstract_come_from_latex_and_markdown():
@@ -128,4 +132,43 @@ def test_check_suggests_a_work_only_the_drafts_bib_or_only_its_abstract_points_t
     found = works_found(ABSTRACT, None)
     heat = next(s for s in found if s["identifier"] == "doi:10.5555/heat")
     assert "matches your title and abstract" in heat["why"]
-    assert ATTENTION["title"] not in [s["title"] for s in found]
+    # a-reefs, the indexed paper most like the draft (its name says reefs), cites ATTENTION
+    attention = next(s for s in found if s["title"] == ATTENTION["title"])
+    assert "cited by papers like yours (their titles and abstracts)" in attention["why"]
+
+
+def test_a_drafts_sentence_is_asked_with_its_neighbours_its_drafts_works_and_those_cited_just_before(
+        built):  # noqa: F811
+    from citeworth.drafts import Draft, Sentence
+    from citeworth.suggest.candidates import Candidate
+    from citeworth.suggest.draft import DraftBib, WorkSuggester
+
+    def sentence(file: str, offset: int, text: str, *keys: str) -> Sentence:
+        return Sentence(file, 1, offset, 1, offset + 1, text, bool(keys), offset, cite_keys=keys)
+
+    index = WorksIndex(built / "data" / "works")
+    try:
+        own = [Candidate("garcia19", WHEAT["title"], ("Garcia",), 2019),
+               Candidate("hughes17", CORAL["title"], ("Hughes",), 2017, ids={"doi": "10.5555/coral"}),
+               Candidate("nowhere", "A work the index lacks", ("Nobody",), 1999)]
+        draft = Draft("main.tex", [], lambda offset: None, title="Thermal tolerance", abstract="Reef fish.")
+        sentences = [sentence("main.tex", 0, "Wheat fixes carbon.", "garcia19"),
+                     sentence("main.tex", 10, "Corals bleach.", "hughes17"),
+                     sentence("main.tex", 20, "Later surveys repeated this finding."),
+                     sentence("main.tex", 30, "Fish adapt."),
+                     sentence("other.tex", 40, "Another file.", "garcia19"),
+                     replace(sentence("other.tex", 50, "Another paragraph."), paragraph=1)]
+        works = WorkSuggester(WorksRanker(index), own, DraftBib(None), draft, sentences)
+        wheat, coral = works.rows["garcia19"], works.rows["hughes17"]
+        assert set(works.rows) == {"garcia19", "hughes17"}  # the third is not in the index
+        query = works.query(sentences[2])
+        assert query == Query("Later surveys repeated this finding.", "Corals bleach. Fish adapt.",
+                              "Thermal tolerance Reef fish.", tuple(sorted((wheat, coral))),
+                              tuple(sorted((wheat, coral))))
+        assert works.query(sentences[3]).nearby == tuple(sorted((wheat, coral)))  # the three before it
+        assert works.query(sentences[4]).neighbours == "" and works.query(sentences[4]).nearby == ()
+        assert works.query(sentences[5]).neighbours == "" and works.query(sentences[5]).nearby == ()
+        assert works.query("typed in a completion") == Query("typed in a completion", "",
+                                                             "Thermal tolerance Reef fish.", query.known)
+    finally:
+        index.close()
