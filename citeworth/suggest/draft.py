@@ -248,9 +248,10 @@ class WorkSuggester:
     each work comes with the BibTeX entry that adds it to ``bib`` (a key no entry there has).
 
     Each sentence is asked in its draft's context (``works.Query``): the sentences around it in
-    its paragraph (``sentences``: the draft's, in order), the draft's title and abstract, its own
-    entries found in the index, whose co-cited works the ranker favours, and among them those the
-    sentences just before it in its paragraph cite."""
+    its paragraph (``sentences``: the draft's, in order), the draft's title and abstract, the
+    entries it cites found in the index (all its entries when it cites none by key: a numbered
+    draft), whose co-cited works the ranker favours, and among them those the sentences just before
+    it in its paragraph cite."""
 
     def __init__(self, ranker: WorksRanker, own: Sequence[Candidate], bib: DraftBib,
                  draft: Draft | None = None, sentences: Sequence[Sentence] = ()):
@@ -261,13 +262,14 @@ class WorkSuggester:
         self.about = " ".join(filter(None, (draft.title, draft.abstract))) if draft is not None else ""
         self.sentences = list(sentences)
         self.at = {(s.file, s.offset): i for i, s in enumerate(self.sentences)}
+        cited = {self.rows[key] for s in self.sentences for key in s.cite_keys if key in self.rows}
+        self.known = tuple(sorted(cited or self.exclude))
 
     def query(self, sentence: Sentence | str) -> Query:
         """What the ranker is asked for ``sentence`` (text alone: a completion's)."""
-        known = tuple(sorted(self.exclude))
         at = None if isinstance(sentence, str) else self.at.get((sentence.file, sentence.offset))
         if at is None:  # a completion's text, or a sentence of no checked draft
-            return Query(getattr(sentence, "text", sentence), "", self.about, known)
+            return Query(getattr(sentence, "text", sentence), "", self.about, self.known)
 
         def same_paragraph(start: int, stop: int) -> list[Sentence]:
             return [s for s in self.sentences[max(0, start):stop]
@@ -276,7 +278,7 @@ class WorkSuggester:
         around = " ".join(s.text for s in same_paragraph(at - 1, at) + same_paragraph(at + 1, at + 2))
         cited = (key for s in same_paragraph(at - NEARBY, at) for key in s.cite_keys)
         nearby = {self.rows[key] for key in cited if key in self.rows}
-        return Query(sentence.text, around, self.about, known, tuple(sorted(nearby)))
+        return Query(sentence.text, around, self.about, self.known, tuple(sorted(nearby)))
 
     def fill(self, found: Sequence[Sentence], k: int, syntax: str, lines: Lines | None = None) -> None:
         """Append the top ``k`` works to the suggestions of each flag of ``found``, each with where

@@ -150,6 +150,7 @@ def test_a_drafts_sentence_is_asked_with_its_neighbours_its_drafts_works_and_tho
     try:
         own = [Candidate("garcia19", WHEAT["title"], ("Garcia",), 2019),
                Candidate("hughes17", CORAL["title"], ("Hughes",), 2017, ids={"doi": "10.5555/coral"}),
+               Candidate("okafor20", HEAT["title"], ("Okafor",), 2020, ids={"doi": "10.5555/heat"}),
                Candidate("nowhere", "A work the index lacks", ("Nobody",), 1999)]
         draft = Draft("main.tex", [], lambda offset: None, title="Thermal tolerance", abstract="Reef fish.")
         sentences = [sentence("main.tex", 0, "Wheat fixes carbon.", "garcia19"),
@@ -159,8 +160,10 @@ def test_a_drafts_sentence_is_asked_with_its_neighbours_its_drafts_works_and_tho
                      sentence("other.tex", 40, "Another file.", "garcia19"),
                      replace(sentence("other.tex", 50, "Another paragraph."), paragraph=1)]
         works = WorkSuggester(WorksRanker(index), own, DraftBib(None), draft, sentences)
-        wheat, coral = works.rows["garcia19"], works.rows["hughes17"]
-        assert set(works.rows) == {"garcia19", "hughes17"}  # the third is not in the index
+        wheat, coral, heat = works.rows["garcia19"], works.rows["hughes17"], works.rows["okafor20"]
+        assert set(works.rows) == {"garcia19", "hughes17", "okafor20"}  # the fourth is not in the index
+        assert works.exclude == {wheat, coral, heat}  # never suggested: the .bib has them
+        # the works the draft cites are the evidence (HEAT is in its .bib, cited nowhere)
         query = works.query(sentences[2])
         assert query == Query("Later surveys repeated this finding.", "Corals bleach. Fish adapt.",
                               "Thermal tolerance Reef fish.", tuple(sorted((wheat, coral))),
@@ -170,5 +173,8 @@ def test_a_drafts_sentence_is_asked_with_its_neighbours_its_drafts_works_and_tho
         assert works.query(sentences[5]).neighbours == "" and works.query(sentences[5]).nearby == ()
         assert works.query("typed in a completion") == Query("typed in a completion", "",
                                                              "Thermal tolerance Reef fish.", query.known)
+        uncited = [replace(s, cite_keys=()) for s in sentences]  # a numbered draft: no keys to go by
+        assert WorkSuggester(WorksRanker(index), own, DraftBib(None), draft, uncited).known == (
+            tuple(sorted((wheat, coral, heat))))
     finally:
         index.close()
